@@ -1,0 +1,29 @@
+# The two commands a newcomer needs:  `make run`  and  `make test`.
+# Each sets up everything it needs on a fresh Debian machine (a venv in .venv; Chromium for the browser tests).
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+HOST   ?= 127.0.0.1
+PORT   ?= 5000
+
+.PHONY: run test venv browser clean
+
+$(BIN)/.installed: pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[test]"
+	touch $@
+
+venv: $(BIN)/.installed
+
+run: venv
+	$(BIN)/flask --app app run --host $(HOST) --port $(PORT)
+
+browser:
+	./scripts/ensure-chromium
+
+test: venv browser
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info

@@ -1,0 +1,73 @@
+"""attention-quiz: a self-hosted Flask app for quizzes on attention and Transformers.
+
+`create_app` builds the app: defaults, then FLASK_* environment variables, then `test_config`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+from pathlib import Path
+
+from flask import Flask
+
+from .paths import resource_dir
+
+# Values that must never protect a real deployment's sessions.
+INSECURE_SECRET_KEYS = {"dev", "development", "secret", "change-me", "changeme", "please-change-me"}
+
+DEFAULTS = {
+    "QUIZ_DIR": str(resource_dir("quizzes")),
+    "SECRET_KEY": None,  # None: a random key kept in the instance folder (see _ensure_secret_key)
+    "MAX_CONTENT_LENGTH": 64 * 1024,  # answers are tiny; anything bigger is refused with 413
+    "MAX_FORM_MEMORY_SIZE": 64 * 1024,
+    "WTF_CSRF_TIME_LIMIT": None,  # the token lives as long as the session: a slow student loses nothing
+    "SESSION_COOKIE_SAMESITE": "Lax",
+    "SESSION_COOKIE_HTTPONLY": True,
+    "SESSION_COOKIE_SECURE": False,  # set FLASK_SESSION_COOKIE_SECURE=true behind HTTPS
+}
+
+
+def _ensure_secret_key(app: Flask) -> None:
+    key = app.config.get("SECRET_KEY")
+    if key in INSECURE_SECRET_KEYS and not (app.testing or app.debug):
+        raise RuntimeError(
+            f"Refusing to start: SECRET_KEY is the well-known value {key!r}. Set FLASK_SECRET_KEY to a long "
+            "random string (python -c 'import secrets; print(secrets.token_hex(32))'), or unset it to use a "
+            "key generated in the instance folder."
+        )
+    if key:
+        return
+    # No key configured: keep a random one in the instance folder so sessions survive restarts.
+    path = Path(app.instance_path) / "secret_key"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists():
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(secrets.token_hex(32))
+    app.config["SECRET_KEY"] = path.read_text().strip()
+
+
+def create_app(test_config: dict | None = None) -> Flask:
+    app = Flask(
+        __name__,
+        instance_path=os.environ.get("FLASK_INSTANCE_PATH") or None,
+        template_folder=str(resource_dir("templates")),
+        static_folder=str(resource_dir("static")),
+    )
+    app.config.from_mapping(DEFAULTS)
+    app.config.from_prefixed_env()
+    if test_config:
+        app.config.update(test_config)
+    app.json.sort_keys = False  # keep documented field order in API responses
+    if not app.debug:
+        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    _ensure_secret_key(app)
+
+    from . import bank, errors, web
+
+    errors.init_app(app)
+    bank.init_app(app)
+    web.init_app(app)
+    return app

@@ -1,0 +1,26 @@
+"""Question banks: the YAML format (schema), its loader with file:line:col errors, and the registry.
+
+`init_app` loads every bank in QUIZ_DIR at start-up and registers the `validate-quizzes` command.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from flask import Flask, current_app
+
+from .cli import validate_command
+from .registry import BankRegistry
+
+
+def init_app(app: Flask) -> None:
+    from ..visuals import check_visual
+
+    registry = BankRegistry(Path(app.config["QUIZ_DIR"]), check_visual)
+    registry.load()
+    app.extensions["banks"] = registry
+    app.cli.add_command(validate_command)
+
+
+def banks() -> BankRegistry:
+    return current_app.extensions["banks"]

@@ -1,0 +1,210 @@
+"""Load and validate one question-bank file, collecting every error with its file:line:col.
+
+Parsing (`yamlsource`), structure (pydantic models in `schema`) and cross-field rules (`rules`) each
+add errors; a file with any error yields no bank, and the caller decides what to do with the rest.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from pathlib import Path as FsPath
+from typing import Any, Callable
+
+from pydantic import BaseModel, ValidationError
+
+from . import rules
+from .schema import Bank, BankHeader, Question
+from .yamlsource import Document, Path, Position, SourceError, parse
+
+# A hook for validating a visual's params by kind; installed by app.visuals (kind, params) -> [(path, msg)].
+VisualChecker = Callable[[str, dict], list[tuple[Path, str]]]
+
+
+@dataclass(frozen=True, order=True)
+class BankError:
+    file: str
+    line: int
+    column: int
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}:{self.column}"
+        return f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"file": self.file, "line": self.line, "column": self.column, "field": self.field,
+                "message": self.message}
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    file: str
+    bank: Bank | None
+    errors: tuple[BankError, ...]
+
+
+def format_path(path: Path) -> str:
+    """('questions', 4, 'options', 1, 'correct') -> 'questions[4].options[1].correct'."""
+    text = ""
+    for part in path:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            text += f".{part}" if text else str(part)
+    return text
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "nothing (null)"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        shown = value if len(value) <= 40 else value[:37] + "..."
+        return repr(shown)
+    return repr(value)
+
+
+def _fields_of(model: type[BaseModel], loc: tuple) -> list[str]:
+    """The allowed field names of the model that `loc` points into (for 'did you mean' hints)."""
+    current: Any = model
+    for part in loc[:-1]:
+        if isinstance(part, int) or current is None:
+            continue
+        info = current.model_fields.get(part)
+        if info is None:
+            return []
+        current = _model_in(info.annotation)
+    return list(current.model_fields) if current is not None else []
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()) or ():
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _message(error: dict, model: type[BaseModel]) -> str:
+    kind, value, ctx = error["type"], error.get("input"), error.get("ctx") or {}
+    loc = error["loc"]
+    if kind == "missing":
+        return "this required field is missing; add it"
+    if kind == "extra_forbidden":
+        allowed = _fields_of(model, loc)
+        hint = ""
+        close = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
+        if close:
+            hint = f"; did you mean '{close[0]}'?"
+        return f"unknown field '{loc[-1]}'{hint} (allowed: {', '.join(allowed)})"
+    if kind == "bool_type":
+        message = f"expected a boolean (true or false), got {_describe(value)}"
+        if isinstance(value, str) and value.lower() in {"yes", "no", "on", "off", "y", "n"}:
+            message += "; YAML 1.1 tools read this word as a boolean, so write true or false to be unambiguous"
+        return message
+    if kind in {"string_type"}:
+        return f"expected text, got {_describe(value)}; put it in quotes"
+    if kind == "string_too_short":
+        return "must not be empty"
+    if kind == "string_pattern_mismatch":
+        return (f"{_describe(value)} is not a valid id: use lowercase letters, digits, '-' and '_' "
+                "(at most 64 characters), starting with a letter or digit")
+    if kind == "literal_error":
+        return f"expected one of {ctx.get('expected')}, got {_describe(value)}"
+    if kind in {"float_type", "int_type", "float_parsing", "int_parsing", "finite_number"}:
+        return f"expected a number, got {_describe(value)}"
+    if kind in {"greater_than_equal"}:
+        return f"must be at least {ctx.get('ge')}, got {_describe(value)}"
+    if kind in {"dict_type", "model_type", "model_attributes_type"}:
+        return f"expected a mapping of fields (key: value lines), got {_describe(value)}"
+    if kind in {"list_type", "tuple_type"}:
+        return f"expected a list (lines starting with '- '), got {_describe(value)}"
+    if kind == "too_short":
+        return f"must have at least {ctx.get('min_length')} item(s)"
+    return error["msg"]
+
+
+class _Collector:
+    def __init__(self, file: str, document: Document):
+        self.file = file
+        self.document = document
+        self.errors: list[BankError] = []
+
+    def add(self, path: Path, message: str, *, of_key: bool = False) -> None:
+        position = self.document.position(path, of_key=of_key)
+        self.errors.append(BankError(self.file, position.line, position.column, format_path(path), message))
+
+    def add_validation(self, error: ValidationError, prefix: Path, model: type[BaseModel]) -> None:
+        for item in error.errors(include_url=False):
+            loc = tuple(item["loc"])
+            self.add(prefix + loc, _message(item, model), of_key=item["type"] == "extra_forbidden")
+
+
+def _validate(model: type[BaseModel], data: Any, prefix: Path, collector: _Collector) -> Any:
+    try:
+        return model.model_validate(data)
+    except ValidationError as error:
+        collector.add_validation(error, prefix, model)
+        return None
+
+
+def validate_document(file: str, document: Document, visual_checker: VisualChecker | None = None) -> LoadResult:
+    collector = _Collector(file, document)
+    for problem in document.problems:
+        collector.add(problem.path, problem.message, of_key=True)
+    data = document.data
+    if not isinstance(data, dict):
+        collector.add((), f"a bank must be a mapping with id, title and questions; got {_describe(data)}")
+        return LoadResult(file, None, tuple(sorted(collector.errors)))
+
+    header = _validate(BankHeader, {k: v for k, v in data.items() if k != "questions"}, (), collector)
+    raw_questions = data.get("questions")
+    questions: list[Question] = []
+    if raw_questions is None:
+        collector.add(("questions",), "this required field is missing; add a list of questions")
+    elif not isinstance(raw_questions, list) or not raw_questions:
+        collector.add(("questions",), f"expected a non-empty list of questions, got {_describe(raw_questions)}")
+    else:
+        for index, raw in enumerate(raw_questions):
+            question = _validate(Question, raw, ("questions", index), collector)
+            if question is None:
+                continue
+            normalized, problems = rules.check_question(question, raw, visual_checker)
+            for path, message in problems:
+                collector.add(("questions", index) + path, message)
+            questions.append(normalized)
+        for path, message in rules.check_unique_ids(raw_questions):
+            collector.add(("questions",) + path, message)
+
+    if collector.errors or header is None:
+        return LoadResult(file, None, tuple(sorted(collector.errors)))
+    bank = Bank.model_construct(**dict(header), questions=questions)
+    return LoadResult(file, bank, ())
+
+
+def load_bank_bytes(raw: bytes, file: str, visual_checker: VisualChecker | None = None) -> LoadResult:
+    try:
+        document = parse(raw)
+    except SourceError as error:
+        position: Position = error.position
+        return LoadResult(file, None, (BankError(file, position.line, position.column, "", error.message),))
+    return validate_document(file, document, visual_checker)
+
+
+def load_bank_file(path: FsPath, display: str | None = None,
+                   visual_checker: VisualChecker | None = None) -> LoadResult:
+    file = display or str(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as error:
+        return LoadResult(file, None, (BankError(file, 1, 1, "", f"cannot read the file: {error.strerror}"),))
+    return load_bank_bytes(raw, file, visual_checker)

@@ -1,0 +1,162 @@
+"""Cross-field rules of the bank format, each reported at the exact field that breaks it.
+
+Also normalises a question so the rest of the app sees one shape: the answer key always lives in the
+options' `correct` flags (true_false gets its two options), and numeric answers are floats.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+from .schema import Option, Question, Tolerance
+from .yamlsource import Path
+
+Problems = list[tuple[Path, str]]
+
+TRUE_FALSE_OPTIONS = [Option(id="true", text="True"), Option(id="false", text="False")]
+
+
+def _ids(options) -> str:
+    return ", ".join(repr(o.id) for o in options)
+
+
+def check_unique_ids(raw_questions: list[Any]) -> Problems:
+    problems: Problems = []
+    first_index: dict[str, int] = {}
+    for index, raw in enumerate(raw_questions):
+        if not isinstance(raw, dict):
+            continue
+        qid = raw.get("id")
+        if isinstance(qid, str):
+            if qid in first_index:
+                problems.append(((index, "id"), f"duplicate question id {qid!r} (also questions[{first_index[qid]}]); "
+                                 "give each question its own id"))
+            else:
+                first_index[qid] = index
+        options = raw.get("options")
+        if isinstance(options, list):
+            seen: dict[str, int] = {}
+            for o_index, option in enumerate(options):
+                oid = option.get("id") if isinstance(option, dict) else None
+                if not isinstance(oid, str):
+                    continue
+                if oid in seen:
+                    problems.append(((index, "options", o_index, "id"),
+                                     f"duplicate option id {oid!r} (also options[{seen[oid]}]); give each option its own id"))
+                else:
+                    seen[oid] = o_index
+    return problems
+
+
+def _forbid(question: Question, problems: Problems, allowed_for: dict[str, str]) -> None:
+    for name, owner in allowed_for.items():
+        if getattr(question, name) is not None and question.type != owner:
+            problems.append(((name,), f"'{name}' applies only to {owner} questions; remove it"))
+
+
+def _key_from_answer(question: Question, problems: Problems) -> set[str] | None:
+    """The option ids named by `answer:` for a choice question, or None when it uses `correct:` flags."""
+    answer = question.answer
+    if answer is None:
+        return None
+    if any(o.correct is not None for o in question.options):
+        problems.append((("answer",), "the key is given twice: use either 'answer:' or 'correct:' on the "
+                         "options, not both"))
+        return None
+    if question.type == "single_choice":
+        if not isinstance(answer, str):
+            problems.append((("answer",), f"a single_choice answer is one option id; got {answer!r}"))
+            return None
+        named = [answer]
+    else:
+        if isinstance(answer, str):
+            answer = [answer]
+        if not isinstance(answer, list) or not all(isinstance(a, str) for a in answer):
+            problems.append((("answer",), f"a multiple_choice answer is a list of option ids; got {answer!r}"))
+            return None
+        named = answer
+    known = {o.id for o in question.options}
+    for position, option_id in enumerate(named):
+        if option_id not in known:
+            where = ("answer",) if question.type == "single_choice" else ("answer", position)
+            problems.append((where, f"the answer key names option {option_id!r}, but there is no such option "
+                             f"(options are {_ids(question.options)})"))
+    return set(named) & known
+
+
+def _check_choice(question: Question, problems: Problems) -> Question:
+    if len(question.options) < 2:
+        problems.append((("options",), f"a {question.type} question needs at least 2 options"))
+        return question
+    keyed = _key_from_answer(question, problems)
+    if keyed is None:
+        keyed = {o.id for o in question.options if o.correct}
+    options = [o.model_copy(update={"correct": o.id in keyed}) for o in question.options]
+    count = len(keyed)
+    if question.type == "single_choice" and count != 1 and not problems:
+        if count == 0:
+            problems.append((("options",), "a single_choice question needs exactly one correct option; none is "
+                             "marked (add 'correct: true' to one option, or 'answer: <option id>')"))
+        else:
+            problems.append((("options",), f"a single_choice question needs exactly one correct option; {count} "
+                             f"are marked ({', '.join(sorted(keyed))}); use multiple_choice for several"))
+    if question.type == "multiple_choice" and count == 0 and not problems:
+        problems.append((("options",), "a multiple_choice question needs at least one correct option (mark it "
+                         "with 'correct: true', or list ids in 'answer:')"))
+    update: dict[str, Any] = {"options": options, "answer": None}
+    if question.type == "multiple_choice" and question.scoring is None:
+        update["scoring"] = "all_or_nothing"
+    return question.model_copy(update=update)
+
+
+def _check_true_false(question: Question, problems: Problems) -> Question:
+    options = question.options or TRUE_FALSE_OPTIONS
+    if {o.id for o in options} != {"true", "false"} or len(options) != 2:
+        problems.append((("options",), "a true_false question's options, if given, are exactly two with ids "
+                         "'true' and 'false' (to attach feedback); otherwise leave options out"))
+        return question
+    answer = question.answer
+    if answer is None:
+        flagged = [o.id for o in options if o.correct]
+        if len(flagged) != 1:
+            problems.append((("answer",), "a true_false question needs 'answer: true' or 'answer: false'"))
+            return question
+        answer = flagged[0] == "true"
+    elif not isinstance(answer, bool):
+        problems.append((("answer",), f"a true_false answer is true or false; got {answer!r}"))
+        return question
+    elif any(o.correct is not None for o in options):
+        problems.append((("answer",), "the key is given twice: use 'answer:' and leave 'correct:' off the options"))
+        return question
+    ordered = sorted(options, key=lambda o: o.id != "true")  # True first, as people expect
+    keyed = [o.model_copy(update={"correct": (o.id == "true") == answer}) for o in ordered]
+    return question.model_copy(update={"options": keyed, "answer": None})
+
+
+def _check_numeric(question: Question, problems: Problems) -> Question:
+    if question.options:
+        problems.append((("options",), "a numeric question has no options; the student types a number"))
+    answer = question.answer
+    if answer is None:
+        problems.append((("answer",), "a numeric question needs 'answer: <number>'"))
+        return question
+    if isinstance(answer, bool) or not isinstance(answer, (int, float)) or not math.isfinite(answer):
+        problems.append((("answer",), f"a numeric answer must be a finite number; got {answer!r}"))
+        return question
+    return question.model_copy(update={"answer": float(answer), "tolerance": question.tolerance or Tolerance()})
+
+
+def check_question(question: Question, raw: dict, visual_checker: Callable | None = None) -> tuple[Question, Problems]:
+    problems: Problems = []
+    _forbid(question, problems, {"scoring": "multiple_choice", "tolerance": "numeric", "unit": "numeric"})
+    if question.type == "true_false":
+        question = _check_true_false(question, problems)
+    elif question.type == "numeric":
+        question = _check_numeric(question, problems)
+    else:
+        question = _check_choice(question, problems)
+    if question.visual is not None and visual_checker is not None:
+        for path, message in visual_checker(question.visual.kind, dict(question.visual.params)):
+            problems.append((("visual",) + tuple(path), message))
+    return question, problems

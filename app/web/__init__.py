@@ -1,0 +1,39 @@
+"""The web layer: thin blueprints for the quiz pages and the JSON API, plus security defaults.
+
+Views parse input, call the domain (bank, grading) and render; no maths and no HTML live here.
+"""
+
+from __future__ import annotations
+
+from flask import Flask
+from flask_wtf.csrf import CSRFProtect
+
+from ..markup import render_inline, render_markdown
+
+csrf = CSRFProtect()
+
+# No inline scripts or styles anywhere: everything comes from /static.
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
+
+
+def _security_headers(response):
+    response.headers.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
+    response.headers.setdefault("X-Content-Type-Options", "nosniff")
+    response.headers.setdefault("Referrer-Policy", "same-origin")
+    response.headers.setdefault("X-Frame-Options", "DENY")
+    return response
+
+
+def init_app(app: Flask) -> None:
+    from . import api, quiz
+
+    csrf.init_app(app)
+    app.register_blueprint(quiz.bp)
+    app.register_blueprint(api.bp)
+    csrf.exempt(api.bp)  # JSON only: browsers cannot send application/json cross-site without CORS
+    app.after_request(_security_headers)
+    app.jinja_env.filters["markdown"] = render_markdown
+    app.jinja_env.filters["markdown_inline"] = render_inline
