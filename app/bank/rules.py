@@ -21,6 +21,10 @@ def _ids(options) -> str:
     return ", ".join(repr(o.id) for o in options)
 
 
+# Question ids appear in URLs next to these words (/quiz/<bank>/summary), so they cannot be ids.
+RESERVED_QUESTION_IDS = frozenset({"summary", "retake", "answer", "start"})
+
+
 def check_unique_ids(raw_questions: list[Any]) -> Problems:
     problems: Problems = []
     first_index: dict[str, int] = {}
@@ -29,7 +33,9 @@ def check_unique_ids(raw_questions: list[Any]) -> Problems:
             continue
         qid = raw.get("id")
         if isinstance(qid, str):
-            if qid in first_index:
+            if qid in RESERVED_QUESTION_IDS:
+                problems.append(((index, "id"), f"{qid!r} is reserved for the quiz's own pages; choose another id"))
+            elif qid in first_index:
                 problems.append(((index, "id"), f"duplicate question id {qid!r} (also questions[{first_index[qid]}]); "
                                  "give each question its own id"))
             else:

@@ -1,0 +1,98 @@
+"""Shared fixtures (flaskr style): `app`, `client`, `runner`, and a live server for browser tests."""
+
+from __future__ import annotations
+
+import re
+import threading
+from pathlib import Path
+
+import pytest
+
+from app import create_app
+from app.paths import resource_dir
+
+SEED_BANK = "attention-transformers"
+CSRF_INPUT = re.compile(r'name="csrf_token" value="([^"]+)"')
+
+
+@pytest.fixture
+def quiz_dir() -> Path:
+    return resource_dir("quizzes")
+
+
+@pytest.fixture
+def app(quiz_dir, tmp_path):
+    return create_app({"TESTING": True, "SECRET_KEY": "test-secret-key", "QUIZ_DIR": str(quiz_dir)})
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()
+
+
+@pytest.fixture
+def runner(app):
+    return app.test_cli_runner()
+
+
+def csrf_token(html: str) -> str:
+    match = CSRF_INPUT.search(html)
+    assert match, "page has no CSRF token"
+    return match.group(1)
+
+
+def answer_via_form(client, bank_id: str, question_id: str, values: list[str] | str):
+    """Open the question page like a browser, then post the form with its CSRF token."""
+    page = client.get(f"/quiz/{bank_id}/{question_id}")
+    assert page.status_code == 200, page.status_code
+    values = [values] if isinstance(values, str) else values
+    data = {"csrf_token": csrf_token(page.get_data(as_text=True)), "answer": values}
+    return client.post(f"/quiz/{bank_id}/{question_id}", data=data)
+
+
+class LiveServer:
+    def __init__(self, app):
+        from werkzeug.serving import make_server
+
+        self.server = make_server("127.0.0.1", 0, app, threaded=True)
+        self.url = f"http://127.0.0.1:{self.server.server_port}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.server.shutdown()
+        self.thread.join(5)
+
+
+@pytest.fixture(scope="module")
+def live_server(tmp_path_factory):
+    app = create_app({"TESTING": False, "SECRET_KEY": "browser-test-secret",
+                      "QUIZ_DIR": str(resource_dir("quizzes"))})
+    with LiveServer(app) as server:
+        yield server
+
+
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--no-first-run"]
+
+
+@pytest.fixture(scope="session")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS, headless=True)
+        yield chromium
+        chromium.close()
+
+
+ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
+
+
+@pytest.fixture
+def artifacts() -> Path:
+    ARTIFACTS.mkdir(exist_ok=True)
+    return ARTIFACTS

@@ -1,0 +1,101 @@
+"""The JSON API: listing without the key, grading, and a clear 4xx for every bad call."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import SEED_BANK
+from test_seed import EXPECTED
+
+GRADE = "/api/banks/{bank}/questions/{question}/grade"
+
+
+def test_list_banks(client):
+    data = client.get("/api/banks").get_json()
+    assert data["banks"][0]["id"] == SEED_BANK
+    assert data["banks"][0]["question_count"] == 9
+
+
+def test_bank_and_question_never_reveal_the_key(client):
+    bank = client.get(f"/api/banks/{SEED_BANK}").get_json()
+    assert [q["id"] for q in bank["questions"]] == list(EXPECTED)
+    text = json.dumps(bank)
+    assert '"correct"' not in text and "feedback" not in text and "explanation" not in text
+    question = client.get(f"/api/banks/{SEED_BANK}/questions/head-dimension").get_json()
+    assert question["type"] == "single_choice"
+    assert [o["id"] for o in question["options"]] == ["32", "64", "128", "512"]
+    assert "correct" not in json.dumps(question)
+
+
+@pytest.mark.parametrize("question_id", list(EXPECTED))
+def test_grading_the_key_scores_one(client, question_id):
+    key = EXPECTED[question_id][0]
+    response = client.post(GRADE.format(bank=SEED_BANK, question=question_id), json={"answer": key})
+    assert response.status_code == 200
+    body = response.get_json()
+    assert body["correct"] is True and body["score"] == 1.0
+    assert body["correct_answer"] == key
+    assert body["explanation_html"].startswith("<p>")
+    assert set(body) >= {"correct", "score", "correct_answer", "feedback", "explanation_html"}
+
+
+def test_grading_a_wrong_answer(client):
+    body = client.post(GRADE.format(bank=SEED_BANK, question="soft-dictionary-lookup"), json={"answer": False}).get_json()
+    assert body == {**body, "correct": False, "score": 0.0, "correct_answer": True}
+    chosen = [f for f in body["feedback"] if f["selected"]]
+    assert [f["option"] for f in chosen] == ["false"]
+
+
+@pytest.mark.parametrize("question_id, payload, message", [
+    ("head-dimension", {"answer": "33"}, "There is no option '33' in this question."),
+    ("head-dimension", {"answer": 32}, "An option id must be a string"),
+    ("head-dimension", {}, "The answer is missing"),
+    ("head-dimension", {"answer": None}, "The answer is missing"),
+    ("head-dimension", {"answer": "32", "extra": 1}, "Unknown field(s) 'extra'"),
+    ("head-dimension", [1, 2], "The body must be a JSON object"),
+    ("soft-dictionary-lookup", {"answer": "true"}, "answer with true or false"),
+    ("transformer-advantages", {"answer": "long-range"}, "answer with a list of option ids"),
+    ("transformer-advantages", {"answer": ["hardware", "hardware"]}, "Each option may be chosen only once."),
+])
+def test_bad_answers_get_400_with_a_sentence(client, question_id, payload, message):
+    response = client.post(GRADE.format(bank=SEED_BANK, question=question_id), json=payload)
+    assert response.status_code == 400
+    assert message in response.get_json()["error"]["message"]
+
+
+def test_non_json_body_is_415_and_broken_json_is_400(client):
+    url = GRADE.format(bank=SEED_BANK, question="head-dimension")
+    form = client.post(url, data={"answer": "32"})
+    assert form.status_code == 415
+    assert "application/json" in form.get_json()["error"]["message"]
+    broken = client.post(url, data="{not json", content_type="application/json")
+    assert broken.status_code == 400
+    assert "not valid JSON" in broken.get_json()["error"]["message"]
+
+
+def test_oversized_body_is_refused_with_json(client):
+    url = GRADE.format(bank=SEED_BANK, question="head-dimension")
+    response = client.post(url, data=json.dumps({"answer": "x" * 200_000}), content_type="application/json")
+    assert response.status_code == 413
+    assert "too large" in response.get_json()["error"]["message"]
+
+
+@pytest.mark.parametrize("url", [
+    "/api/banks/nope", f"/api/banks/{SEED_BANK}/questions/nope", "/api/nothing-here",
+])
+def test_unknown_things_are_json_404s(client, url):
+    response = client.get(url)
+    assert response.status_code == 404
+    assert response.get_json()["error"]["status"] == 404
+
+
+def test_unknown_question_grade_is_json_404(client):
+    response = client.post(GRADE.format(bank=SEED_BANK, question="nope"), json={"answer": "x"})
+    assert response.status_code == 404 and response.is_json
+
+
+def test_api_is_exempt_from_csrf_but_requires_json(client):
+    response = client.post(GRADE.format(bank=SEED_BANK, question="head-dimension"), json={"answer": "32"})
+    assert response.status_code == 200

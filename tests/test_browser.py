@@ -1,0 +1,97 @@
+"""End to end: a person takes the seed quiz in Debian's Chromium, with and without JavaScript."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import SEED_BANK
+from test_seed import EXPECTED
+
+pytestmark = pytest.mark.browser
+
+
+def _choose(page, question_id: str, key) -> None:
+    """Click the label of every option in the key, as a person would."""
+    values = ["true" if key else "false"] if isinstance(key, bool) else (key if isinstance(key, list) else [key])
+    for value in values:
+        control_id = page.locator(f'input[name="answer"][value="{value}"]').get_attribute("id")
+        page.click(f'label[for="{control_id}"]')
+
+
+def _take_whole_quiz(page, base_url: str, artifacts, tag: str) -> None:
+    page.goto(f"{base_url}/")
+    page.click("text=Deep learning: Attention and Transformers")
+    page.click("text=Start the quiz")
+    for number, (question_id, (key, _)) in enumerate(EXPECTED.items(), start=1):
+        assert page.url.endswith(f"/quiz/{SEED_BANK}/{question_id}")
+        assert page.locator("#quiz-progress").get_attribute("value") == str(number - 1)
+        _choose(page, question_id, key)
+        page.click("button:has-text('Submit answer')")
+        assert page.locator("#verdict").inner_text() == "Correct"
+        assert page.locator(".explanation").is_visible()
+        if number == 5:
+            page.screenshot(path=str(artifacts / f"answer-page-{tag}.png"), full_page=True)
+        page.click("text=Next question" if number < len(EXPECTED) else "text=See your results")
+    assert page.url.endswith(f"/quiz/{SEED_BANK}/summary")
+    assert page.locator(".total-score").inner_text().startswith("You scored 9 out of 9")
+    page.screenshot(path=str(artifacts / f"summary-{tag}.png"), full_page=True)
+
+
+def test_take_the_whole_seed_quiz_with_full_marks(browser, live_server, artifacts):
+    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    _take_whole_quiz(page, live_server.url, artifacts, "js")
+    page.click("button:has-text('Retake the quiz')")
+    assert page.url.endswith(f"/quiz/{SEED_BANK}/soft-dictionary-lookup")
+    assert page.locator("#quiz-progress").get_attribute("value") == "0"
+    assert errors == []  # no CSP violations or script errors
+    context.close()
+
+
+def test_take_the_whole_seed_quiz_without_javascript(browser, live_server, artifacts):
+    context = browser.new_context(java_script_enabled=False, viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    _take_whole_quiz(page, live_server.url, artifacts, "nojs-phone")
+    context.close()
+
+
+def test_wrong_answer_shows_the_right_answer_and_explanation(browser, live_server, artifacts):
+    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    page = context.new_page()
+    page.goto(f"{live_server.url}/quiz/{SEED_BANK}/attention-complexity")
+    _choose(page, "attention-complexity", "nmd2l")
+    page.click("button:has-text('Submit answer')")
+    assert page.locator("#verdict").inner_text() == "Not quite"
+    right = page.locator(".feedback.is-correct")
+    assert right.count() == 1
+    assert "Correct answer" in right.inner_text()
+    mine = page.locator(".feedback.is-selected")
+    assert "Your choice" in mine.inner_text() and "Incorrect" in mine.inner_text()
+    assert "their costs add" in mine.inner_text()
+    assert "we multiply the resulting" in page.locator(".explanation").inner_text()
+    assert page.locator(".explanation math").count() > 5  # the maths arrived as MathML
+    page.screenshot(path=str(artifacts / "wrong-answer.png"), full_page=True)
+    context.close()
+
+
+def test_keyboard_only_answering(browser, live_server):
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(f"{live_server.url}/quiz/{SEED_BANK}/why-position-encodings")
+    # Tab to the first radio, select it with Space, Tab to the button, press Enter.
+    for _ in range(12):
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.name") == "answer":
+            break
+    assert page.evaluate("document.activeElement.value") == "order-agnostic"
+    outline = page.evaluate("getComputedStyle(document.activeElement.nextElementSibling).outlineStyle")
+    assert outline == "solid"  # focus is visible on the option's label
+    page.keyboard.press("Space")
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.textContent").strip() == "Submit answer"
+    page.keyboard.press("Enter")
+    page.wait_for_url("**/why-position-encodings/answer")
+    assert page.locator("#verdict").inner_text() == "Correct"
+    context.close()
