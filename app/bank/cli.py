@@ -46,6 +46,20 @@ def run_validation(paths: tuple[str, ...], output_format: str, default_dir: Path
     return 1 if errors else 0
 
 
+def _default_dir() -> Path:
+    """The app's QUIZ_DIR under `flask`, else the bundled banks (the console script has no app)."""
+    from flask import current_app, has_app_context
+    from flask.cli import ScriptInfo
+
+    if has_app_context():
+        return Path(current_app.config["QUIZ_DIR"])
+    # Added with add_command, this command gets no pushed context from an AppGroup (e.g. app.test_cli_runner).
+    info = click.get_current_context().find_object(ScriptInfo)
+    if info is not None:
+        return Path(info.load_app().config["QUIZ_DIR"])
+    return resource_dir("quizzes")
+
+
 def _command() -> click.Command:
     @click.command("validate-quizzes")
     @click.argument("paths", nargs=-1, type=click.Path())
@@ -53,10 +67,7 @@ def _command() -> click.Command:
                   show_default=True, help="text: one 'file:line:col: field: message' per line; json: for editors and CI.")
     def validate_quizzes(paths: tuple[str, ...], output_format: str) -> None:
         """Check question banks (files or folders; default: the served QUIZ_DIR)."""
-        from flask import current_app, has_app_context
-
-        default = Path(current_app.config["QUIZ_DIR"]) if has_app_context() else resource_dir("quizzes")
-        raise SystemExit(run_validation(paths, output_format, default))
+        raise SystemExit(run_validation(paths, output_format, _default_dir()))
 
     return validate_quizzes
 

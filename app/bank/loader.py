@@ -109,18 +109,23 @@ def _message(error: dict, model: type[BaseModel]) -> str:
     if kind == "bool_type":
         message = f"expected a boolean (true or false), got {_describe(value)}"
         if isinstance(value, str) and value.lower() in {"yes", "no", "on", "off", "y", "n"}:
-            message += "; YAML 1.1 tools read this word as a boolean, so write true or false to be unambiguous"
+            message += "; banks are read as YAML 1.2, where this word is text, so write true or false"
         return message
     if kind in {"string_type"}:
         return f"expected text, got {_describe(value)}; put it in quotes"
-    if kind == "string_too_short":
-        return "must not be empty"
+    if kind == "string_too_short" or (kind == "too_short" and isinstance(value, str)):
+        return "must not be empty; write the text, or remove the field if it is optional"
+    if kind == "string_pattern_mismatch" and loc and loc[-1] == "learn":
+        return (f"{_describe(value)} is not a link this app will follow: use a site path like "
+                "'/learn/attention#soft-lookup' or an http(s):// URL")
     if kind == "string_pattern_mismatch":
         return (f"{_describe(value)} is not a valid id: use lowercase letters, digits, '-' and '_' "
                 "(at most 64 characters), starting with a letter or digit")
     if kind == "literal_error":
         return f"expected one of {ctx.get('expected')}, got {_describe(value)}"
-    if kind in {"float_type", "int_type", "float_parsing", "int_parsing", "finite_number"}:
+    if kind == "finite_number":
+        return f"expected a finite number, got {_describe(value)}"
+    if kind in {"float_type", "int_type", "float_parsing", "int_parsing"}:
         return f"expected a number, got {_describe(value)}"
     if kind in {"greater_than_equal"}:
         return f"must be at least {ctx.get('ge')}, got {_describe(value)}"
@@ -149,30 +154,36 @@ class _Collector:
             self.add(prefix + loc, _message(item, model), of_key=item["type"] == "extra_forbidden")
 
 
-def _validate(model: type[BaseModel], data: Any, prefix: Path, collector: _Collector) -> Any:
+def _validate(model: type[BaseModel], data: Any, prefix: Path, collector: _Collector,
+              fields_of: type[BaseModel] | None = None) -> Any:
+    """Validate `data`; `fields_of` is the model whose field names 'did you mean' hints draw on."""
     try:
         return model.model_validate(data)
     except ValidationError as error:
-        collector.add_validation(error, prefix, model)
+        collector.add_validation(error, prefix, fields_of or model)
         return None
 
 
 def validate_document(file: str, document: Document, visual_checker: VisualChecker | None = None) -> LoadResult:
     collector = _Collector(file, document)
-    for problem in document.problems:
-        collector.add(problem.path, problem.message, of_key=True)
+    for problem in document.problems:  # at their own position: a duplicate key's, not the first one's
+        collector.errors.append(BankError(file, problem.position.line, problem.position.column,
+                                          format_path(problem.path), problem.message))
     data = document.data
     if not isinstance(data, dict):
         collector.add((), f"a bank must be a mapping with id, title and questions; got {_describe(data)}")
         return LoadResult(file, None, tuple(sorted(collector.errors)))
 
-    header = _validate(BankHeader, {k: v for k, v in data.items() if k != "questions"}, (), collector)
+    header = _validate(BankHeader, {k: v for k, v in data.items() if k != "questions"}, (), collector, Bank)
     raw_questions = data.get("questions")
     questions: list[Question] = []
     if raw_questions is None:
         collector.add(("questions",), "this required field is missing; add a list of questions")
-    elif not isinstance(raw_questions, list) or not raw_questions:
-        collector.add(("questions",), f"expected a non-empty list of questions, got {_describe(raw_questions)}")
+    elif not isinstance(raw_questions, list):
+        collector.add(("questions",), f"expected a list of questions (lines starting with '- '), "
+                      f"got {_describe(raw_questions)}")
+    elif not raw_questions:
+        collector.add(("questions",), "the list of questions is empty; add at least one question")
     else:
         for index, raw in enumerate(raw_questions):
             question = _validate(Question, raw, ("questions", index), collector)

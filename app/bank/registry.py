@@ -49,7 +49,7 @@ def load_paths(paths: list[Path], visual_checker: VisualChecker | None = None) -
             if result.bank is not None and result.bank.id in owners:
                 error = BankError(result.file, 1, 1, "id",
                                   f"bank id {result.bank.id!r} is already used by {owners[result.bank.id]}; "
-                                  "bank ids must be unique")
+                                  "give this bank another id")
                 result = LoadResult(result.file, None, (error,))
             elif result.bank is not None:
                 owners[result.bank.id] = result.file

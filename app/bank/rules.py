@@ -21,6 +21,18 @@ def _ids(options) -> str:
     return ", ".join(repr(o.id) for o in options)
 
 
+def _show(value: Any) -> str:
+    """A value as the author wrote it in YAML (true, not Python's True)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "null" if value is None else repr(value)
+
+
+# YAML reads `answer: 32` as a number, but option ids are text: the author must write "32".
+_QUOTE_ONE_ID = '; an id that looks like a number must be quoted, like answer: "32"'
+_QUOTE_IDS = '; ids that look like numbers must be quoted, like answer: ["32", "64"]'
+
+
 # Question ids appear in URLs next to these words (/quiz/<bank>/summary), so they cannot be ids.
 RESERVED_QUESTION_IDS = frozenset({"summary", "retake", "answer", "start"})
 
@@ -72,14 +84,17 @@ def _key_from_answer(question: Question, problems: Problems) -> set[str] | None:
         return None
     if question.type == "single_choice":
         if not isinstance(answer, str):
-            problems.append((("answer",), f"a single_choice answer is one option id; got {answer!r}"))
+            hint = _QUOTE_ONE_ID if isinstance(answer, (int, float)) and not isinstance(answer, bool) else ""
+            problems.append((("answer",), f"a single_choice answer is one option id; got {_show(answer)}{hint}"))
             return None
         named = [answer]
     else:
         if isinstance(answer, str):
             answer = [answer]
         if not isinstance(answer, list) or not all(isinstance(a, str) for a in answer):
-            problems.append((("answer",), f"a multiple_choice answer is a list of option ids; got {answer!r}"))
+            numeric = isinstance(answer, list) and any(isinstance(a, (int, float)) for a in answer)
+            hint = _QUOTE_IDS if numeric else ""
+            problems.append((("answer",), f"a multiple_choice answer is a list of option ids; got {_show(answer)}{hint}"))
             return None
         named = answer
     known = {o.id for o in question.options}
@@ -130,7 +145,7 @@ def _check_true_false(question: Question, problems: Problems) -> Question:
             return question
         answer = flagged[0] == "true"
     elif not isinstance(answer, bool):
-        problems.append((("answer",), f"a true_false answer is true or false; got {answer!r}"))
+        problems.append((("answer",), f"a true_false answer is true or false (no quotes); got {_show(answer)}"))
         return question
     elif any(o.correct is not None for o in options):
         problems.append((("answer",), "the key is given twice: use 'answer:' and leave 'correct:' off the options"))
@@ -148,7 +163,7 @@ def _check_numeric(question: Question, problems: Problems) -> Question:
         problems.append((("answer",), "a numeric question needs 'answer: <number>'"))
         return question
     if isinstance(answer, bool) or not isinstance(answer, (int, float)) or not math.isfinite(answer):
-        problems.append((("answer",), f"a numeric answer must be a finite number; got {answer!r}"))
+        problems.append((("answer",), f"a numeric answer must be a finite number; got {_show(answer)}"))
         return question
     return question.model_copy(update={"answer": float(answer), "tolerance": question.tolerance or Tolerance()})
 

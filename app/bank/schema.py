@@ -6,6 +6,7 @@ location (duplicate ids, answer keys) are checked in `app.bank.rules`, which rep
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
@@ -29,6 +30,9 @@ def _number_to_text(value: Any) -> Any:
 
 Text = Annotated[str, BeforeValidator(_number_to_text), StringConstraints(min_length=1)]
 
+# A link to a tutorial: a site path ("/learn/attention#soft-lookup") or an http(s) URL, never javascript:.
+LinkTarget = Annotated[str, StringConstraints(pattern=r"^(/|/[^/\s][^\s]*|https?://[^\s]+)$", max_length=500)]
+
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
@@ -44,11 +48,13 @@ class Option(Strict):
 class Tolerance(Strict):
     """A numeric answer x is right when |x - answer| <= max(abs, rel * |answer|)."""
 
-    abs: float = Field(default=0.0, ge=0)
-    rel: float = Field(default=0.0, ge=0)
+    abs: float = Field(default=0.0, ge=0, allow_inf_nan=False)
+    rel: float = Field(default=0.0, ge=0, allow_inf_nan=False)
 
     def accepts(self, given: float, expected: float) -> bool:
-        return abs(given - expected) <= max(self.abs, self.rel * abs(expected))
+        error, allowed = abs(given - expected), max(self.abs, self.rel * abs(expected))
+        # isclose: 0.4 against 0.3 +/- 0.1 differs by 0.10000000000000003 in binary floating point
+        return error <= allowed or math.isclose(error, allowed, rel_tol=1e-9)
 
 
 class Visual(Strict):
@@ -75,7 +81,7 @@ class Question(Strict):
     tolerance: Tolerance | None = None
     unit: Text | None = None
     visual: Visual | None = None
-    learn: Text | None = None
+    learn: LinkTarget | None = None
 
     @property
     def correct_option_ids(self) -> tuple[str, ...]:

@@ -14,6 +14,7 @@ import yaml
 
 MAX_FILE_BYTES = 1_000_000
 MAX_NODES = 100_000  # after alias expansion: a "billion laughs" document stops here, cheaply
+MAX_DEPTH = 50  # levels of nested lists/mappings; a bank needs about 6, and deeper input would exhaust the stack
 
 Path = tuple  # a location inside the document, e.g. ("questions", 4, "options", 1, "correct")
 
@@ -40,10 +41,30 @@ class SourceError(Exception):
         self.path = path
 
 
+def _too_deep(position: "Position", path: Path = ()) -> "SourceError":
+    return SourceError(
+        f"the YAML is nested more than {MAX_DEPTH} levels deep; a bank needs only a few levels, so look for "
+        "runaway brackets or indentation, or an alias (*name) used inside the block it names",
+        position,
+        path,
+    )
+
+
 class CoreSchemaLoader(yaml.SafeLoader):
     """SafeLoader with YAML 1.2 core-schema scalar resolution (no yes/no/on/off, octal 012, or 1:30)."""
 
     yaml_implicit_resolvers: dict = {}
+    _depth = 0
+
+    def compose_node(self, parent, index):
+        # Bound nesting here, before Python's recursion limit would, so the error has a position.
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                raise _too_deep(Position.of(self.peek_event().start_mark))
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
 
 
 _RESOLVERS = [
@@ -55,9 +76,27 @@ _RESOLVERS = [
         "-+0123456789.",
     ),
     ("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
+    # Not a value: resolved only so that `<<` keys can be refused with a clear message.
+    ("tag:yaml.org,2002:merge", r"^(?:<<)$", "<"),
 ]
+_PATTERNS = {tag: re.compile(pattern) for tag, pattern, _first in _RESOLVERS}
 for _tag, _pattern, _first in _RESOLVERS:
-    CoreSchemaLoader.add_implicit_resolver(_tag, re.compile(_pattern), list(_first))
+    CoreSchemaLoader.add_implicit_resolver(_tag, _PATTERNS[_tag], list(_first))
+
+_COLLECTION_TAGS = {yaml.SequenceNode: "tag:yaml.org,2002:seq", yaml.MappingNode: "tag:yaml.org,2002:map"}
+
+
+def _tag_name(tag: str) -> str:
+    """'tag:yaml.org,2002:python/object' -> '!!python/object', as the author wrote it."""
+    return "!!" + tag.removeprefix("tag:yaml.org,2002:") if tag.startswith("tag:yaml.org,2002:") else tag
+
+
+def _unsupported_tag(node: yaml.Node) -> SourceError:
+    return SourceError(
+        f"the YAML tag {_tag_name(node.tag)} is not supported; remove it and write a plain value (text, number, "
+        "true/false, list or mapping); to start text with '!', put the text in quotes",
+        Position.of(node.start_mark),
+    )
 
 
 @dataclass
@@ -81,8 +120,14 @@ class Document:
 
 def _scalar(node: yaml.ScalarNode) -> object:
     tag, value = node.tag, node.value
-    if tag == "tag:yaml.org,2002:str":
+    if tag in ("tag:yaml.org,2002:str", "tag:yaml.org,2002:merge"):  # `<<` is refused only as a key
         return value
+    if tag in _PATTERNS and not _PATTERNS[tag].match(value):
+        # Only an explicit tag (`!!int abc`) can get here: implicit resolution already matched the pattern.
+        raise SourceError(
+            f"{value!r} is not a valid {_tag_name(tag)}; fix the value or remove the tag",
+            Position.of(node.start_mark),
+        )
     if tag == "tag:yaml.org,2002:null":
         return None
     if tag == "tag:yaml.org,2002:bool":
@@ -100,9 +145,25 @@ def _scalar(node: yaml.ScalarNode) -> object:
         if lowered == ".nan":
             return math.nan
         return float(value)
-    raise SourceError(
-        f"unsupported YAML tag {tag!r}; write plain values (strings, numbers, true/false, lists, mappings)",
+    raise _unsupported_tag(node)
+
+
+# Control characters that a double-quoted YAML escape makes from LaTeX: "\frac" is a form feed + "rac".
+_ESCAPED_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_LATEX_EXAMPLES = {"\a": "\\alpha", "\b": "\\beta", "\f": "\\frac", "\v": "\\vec", "\x1b": "\\epsilon"}
+
+
+def _escaped_control(node: yaml.ScalarNode, value: object, path: Path) -> SourceError | None:
+    found = _ESCAPED_CONTROL.search(value) if isinstance(value, str) and node.style == '"' else None
+    if found is None:
+        return None
+    char = found.group()
+    example = f" (as in {_LATEX_EXAMPLES[char]})" if char in _LATEX_EXAMPLES else ""
+    return SourceError(
+        f"this double-quoted text contains the control character U+{ord(char):04X}, made by a backslash "
+        f"escape{example}; write LaTeX in single quotes or after '|', or double each backslash",
         Position.of(node.start_mark),
+        path,
     )
 
 
@@ -120,9 +181,17 @@ class _Builder:
                 Position.of(node.start_mark),
                 path,
             )
+        if len(path) >= MAX_DEPTH:  # only a self-referencing alias (&a [*a]) gets past the composer's bound
+            raise _too_deep(Position.of(node.start_mark), path)
+        if type(node) in _COLLECTION_TAGS and node.tag != _COLLECTION_TAGS[type(node)]:
+            raise _unsupported_tag(node)  # e.g. `!!python/object:os.system {...}` or `!!set`
         self.document.value_positions[path] = Position.of(node.start_mark)
         if isinstance(node, yaml.ScalarNode):
-            return _scalar(node)
+            value = _scalar(node)
+            problem = _escaped_control(node, value, path)
+            if problem is not None:
+                self.document.problems.append(problem)
+            return value
         if isinstance(node, yaml.SequenceNode):
             return [self.build(child, path + (i,)) for i, child in enumerate(node.value)]
         if isinstance(node, yaml.MappingNode):
@@ -139,8 +208,8 @@ class _Builder:
             if not isinstance(key_node, yaml.ScalarNode):
                 raise SourceError("a mapping key must be a plain word, not a list or mapping", key_position, path)
             key = _scalar(key_node)
-            if not isinstance(key, (str, int)):
-                key = str(key_node.value)
+            if not isinstance(key, str):
+                key = str(key_node.value)  # every key in a bank is a field name: `3:` or `true:` as written
             if key in first_seen:
                 self.document.problems.append(
                     SourceError(
@@ -163,12 +232,48 @@ def _decode(raw: bytes) -> str:
     except UnicodeDecodeError as error:
         before = raw[: error.start]
         line = before.count(b"\n") + 1
-        column = error.start - (before.rfind(b"\n") + 1) + 1
+        # Columns count characters, as YAML's do; the text before the bad byte is valid UTF-8.
+        column = len(before[before.rfind(b"\n") + 1:].decode("utf-8")) + 1
         raise SourceError(
             f"the file is not valid UTF-8 (byte 0x{raw[error.start]:02x}); save it with UTF-8 encoding",
             Position(line, column),
         ) from None
     return text.removeprefix("\ufeff")
+
+
+# (text found in PyYAML's problem or context, what to tell the author); the first match wins.
+_HINTS = [
+    ("'\\t'", "YAML indents with spaces, never tabs"),
+    ("mapping values are not allowed", "if the value contains ': ', put the whole value in quotes; "
+     "otherwise check the indentation"),
+    ("alias", "text that starts with * or & (like Markdown **bold**) must be put in quotes"),
+    ("cannot start any token", "text that starts with this character must be put in quotes"),
+    ("unknown escape", "inside double quotes a backslash starts an escape, so write LaTeX in single quotes or "
+     "after '|', or double each backslash"),
+    ("quoted scalar", "a quoted value is never closed; add the closing quote"),
+    ("another document", "a bank is one YAML document; remove the '---' line or split the file"),
+    ("while parsing a flow", "a '[' or '{' is never closed; if this is text, put it in quotes"),
+    ("expected <block end>", "check the indentation: the lines of one list or mapping start in the same column"),
+]
+
+
+def _syntax_error(error: yaml.MarkedYAMLError) -> SourceError:
+    problem = error.problem or error.context or "invalid YAML"
+    context = error.context if error.problem else None
+    if context and error.context_mark is not None:
+        start = Position.of(error.context_mark)
+        if context.startswith("while"):  # e.g. "while parsing a flow sequence": say where it began
+            problem = f"{problem} ({context} at line {start.line}, column {start.column})"
+        else:  # e.g. "expected a single document in the stream", "but found another document"
+            problem = f"{context} (line {start.line}), {problem}"
+    hint = next((text for needle, text in _HINTS if needle in problem), None)
+    message = f"invalid YAML: {problem}" + (f"; {hint}" if hint else "")
+    return SourceError(message, Position.of(error.problem_mark or error.context_mark))
+
+
+def _position_in(text: str, index: int) -> Position:
+    before = text[:index]
+    return Position(before.count("\n") + 1, index - (before.rfind("\n") + 1) + 1)
 
 
 def parse(raw: bytes) -> Document:
@@ -179,20 +284,22 @@ def parse(raw: bytes) -> Document:
             Position(1, 1),
         )
     text = _decode(raw)
-    loader = CoreSchemaLoader(text)
+    try:
+        loader = CoreSchemaLoader(text)  # checks every character first, so it can raise too
+    except yaml.reader.ReaderError as error:
+        raise SourceError(
+            f"the file contains the control character U+{error.character:04X}, which YAML does not allow; "
+            "delete it (editors often show it as nothing or as a box)",
+            _position_in(text, error.position),
+        ) from None
     try:
         root = loader.get_single_node()
     except yaml.MarkedYAMLError as error:
-        mark = error.problem_mark or error.context_mark
-        problem = error.problem or error.context or "invalid YAML"
-        hint = ""
-        if "\t" in problem or "'\\t'" in problem:
-            hint = "; YAML indents with spaces, never tabs"
-        raise SourceError(f"invalid YAML: {problem}{hint}", Position.of(mark)) from None
+        raise _syntax_error(error) from None
     except yaml.YAMLError as error:
         raise SourceError(f"invalid YAML: {error}", Position(1, 1)) from None
-    except RecursionError:
-        raise SourceError("the YAML is nested too deeply to be a question bank", Position(1, 1)) from None
+    except RecursionError:  # a safety net: MAX_DEPTH should stop deep documents first
+        raise _too_deep(Position(1, 1)) from None
     finally:
         loader.dispose()
     builder = _Builder()
@@ -202,5 +309,5 @@ def parse(raw: bytes) -> Document:
     try:
         builder.document.data = builder.build(root, ())
     except RecursionError:
-        raise SourceError("the YAML is nested too deeply to be a question bank", Position(1, 1)) from None
+        raise _too_deep(Position(1, 1)) from None
     return builder.document
