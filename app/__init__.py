@@ -23,6 +23,7 @@ DEFAULTS = {
     "MAX_CONTENT_LENGTH": 64 * 1024,  # answers are tiny; anything bigger is refused with 413
     "MAX_FORM_MEMORY_SIZE": 64 * 1024,
     "WTF_CSRF_TIME_LIMIT": None,  # the token lives as long as the session: a slow student loses nothing
+    "PLOT_CACHE_ENTRIES": 256,  # rendered figures kept in memory per process (LRU)
     "SESSION_COOKIE_SAMESITE": "Lax",
     "SESSION_COOKIE_HTTPONLY": True,
     "SESSION_COOKIE_SECURE": False,  # set FLASK_SESSION_COOKIE_SECURE=true behind HTTPS

@@ -50,7 +50,7 @@ _TEMPLATED = {400, 404, 413, 429, 500}
 
 
 def _wants_json() -> bool:
-    return request.path.startswith("/api/")
+    return request.path.startswith("/api/") or (request.path.startswith("/plots/") and request.path.endswith(".json"))
 
 
 def render_error(status: int, title: str, message: str):

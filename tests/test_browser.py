@@ -95,3 +95,71 @@ def test_keyboard_only_answering(browser, live_server):
     page.wait_for_url("**/why-position-encodings/answer")
     assert page.locator("#verdict").inner_text() == "Correct"
     context.close()
+
+
+# One control change per seed visual, each valid for the question's own params.
+CONTROL_CHANGES = {
+    "soft-dictionary-lookup": ("temperature", "0.2"),
+    "transformer-advantages": ("distance", "8"),
+    "qkv-projections": ("d_k", "2"),
+    "multi-head-subspaces": ("num_heads", "4"),
+    "head-dimension": ("num_heads", "8"),
+    "why-position-encodings": ("positional", "on"),
+    "position-encoding-properties": ("d_model", "16"),
+    "transformers-for-images": ("row", "1"),
+    "attention-complexity": ("d", "32"),
+}
+
+
+def _image_state(page):
+    return page.evaluate(
+        "() => { const img = document.querySelector('.visual-image');"
+        " return {src: img.getAttribute('src'), alt: img.alt, width: img.naturalWidth,"
+        " caption: document.querySelector('.visual-alt').textContent}; }")
+
+
+def test_every_answer_page_shows_its_visual_and_the_controls_change_it(browser, live_server, artifacts):
+    context = browser.new_context(viewport={"width": 1100, "height": 900})
+    page = context.new_page()
+    for question_id, (key, _) in EXPECTED.items():
+        page.goto(f"{live_server.url}/quiz/{SEED_BANK}/{question_id}")
+        if page.url.endswith("/answer") is False:
+            _choose(page, question_id, key)
+            page.click("button:has-text('Submit answer')")
+        page.wait_for_function("document.querySelector('.visual-image').complete")
+        before = _image_state(page)
+        assert before["width"] > 0, f"{question_id}: the image did not load"
+        assert before["alt"] and before["alt"] == before["caption"]
+        name, value = CONTROL_CHANGES[question_id]
+        control = page.locator(f"#visual-{name}")
+        assert page.locator(f'label[for="visual-{name}"]').count() == 1
+        if control.evaluate("el => el.tagName") == "SELECT":
+            control.select_option(value)
+        else:
+            control.fill(value)
+        page.wait_for_function("src => document.querySelector('.visual-image').getAttribute('src') !== src",
+                               arg=before["src"], timeout=15000)
+        page.wait_for_function("document.querySelector('.visual-image').complete && "
+                               "document.querySelector('.visual-image').naturalWidth > 0")
+        after = _image_state(page)
+        assert f"{name}={value}" in after["src"]
+        assert after["alt"] != before["alt"], f"{question_id}: alt text did not follow the new numbers"
+        assert after["alt"] == after["caption"]
+        assert f"{name}={value}" in page.url  # a reload keeps the student's settings
+        page.screenshot(path=str(artifacts / f"visual-{question_id}.png"), full_page=True)
+    context.close()
+
+
+def test_visual_controls_work_without_javascript(browser, live_server):
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    page.goto(f"{live_server.url}/quiz/{SEED_BANK}/head-dimension")
+    if not page.url.endswith("/answer"):
+        _choose(page, "head-dimension", "32")
+        page.click("button:has-text('Submit answer')")
+    page.fill("#visual-num_heads", "16")
+    page.click("button:has-text('Update the plot')")
+    assert "num_heads=16" in page.url
+    assert "16 heads of 8" in page.locator(".visual-alt").inner_text()
+    assert page.evaluate("document.querySelector('.visual-image').naturalWidth") > 0
+    context.close()

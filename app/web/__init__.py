@@ -28,11 +28,15 @@ def _security_headers(response):
 
 
 def init_app(app: Flask) -> None:
-    from . import api, quiz
+    from ..visuals.service import RenderCache
+    from . import api, learn, plots, quiz
 
     csrf.init_app(app)
+    app.extensions["render_cache"] = RenderCache(app.config["PLOT_CACHE_ENTRIES"])
     app.register_blueprint(quiz.bp)
     app.register_blueprint(api.bp)
+    app.register_blueprint(plots.bp)
+    app.register_blueprint(learn.bp)
     csrf.exempt(api.bp)  # JSON only: browsers cannot send application/json cross-site without CORS
     app.after_request(_security_headers)
     app.jinja_env.filters["markdown"] = render_markdown

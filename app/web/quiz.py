@@ -11,6 +11,7 @@ from ..bank import banks
 from ..errors import BadInput
 from ..grading import grade, parse_form_answer
 from . import progress
+from .visual_views import visual_view
 
 bp = Blueprint("quiz", __name__)
 
@@ -68,7 +69,11 @@ def answer(bank_id: str, question_id: str):
     if item.id not in answered:
         return redirect(url_for(".question", bank_id=bank.id, question_id=item.id), 303)
     result = grade(item, answered[item.id])
-    return render_template("quiz/answer.html", **_context(bank, item, answered), grade=result)
+    visual = None
+    if item.visual is not None:
+        visual = visual_view(item.visual.kind, item.visual.params, request.args.to_dict(flat=False), item.learn)
+    page = render_template("quiz/answer.html", **_context(bank, item, answered), grade=result, visual=visual)
+    return page, 400 if visual is not None and visual.error else 200
 
 
 @bp.get("/quiz/<bank_id>/summary")

@@ -1,0 +1,289 @@
+"""Deterministic toy word embeddings with readable features, and attention built on top of them.
+
+A small lexicon gives each known word interpretable features; unknown words get stable hashed ones.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .attention import scaled_dot_product_attention
+from .heads import check_head_split, split_heads
+from .multihead import MultiHeadAttention
+
+MAX_TOKENS = 12
+
+# Feature columns, from the most general (parts of speech) to the most specific, so that an
+# embedding narrower than the feature list keeps the general ones (see `embed`).
+FEATURE_NAMES: tuple[str, ...] = (
+    "noun", "verb", "determiner", "adjective", "preposition", "pronoun",
+    "animate", "animal", "person", "vehicle", "place", "nature",
+    "young", "female", "royal",
+    "cat+/dog−",  # signed: +1 for the cat family, −1 for the dog family, so kitten is nearest cat
+)
+FEATURE_COUNT = len(FEATURE_NAMES)
+FEATURE_INDEX = {name: index for index, name in enumerate(FEATURE_NAMES)}
+
+# word -> (category, semantic tags); "connective" words carry no features at all.
+_LEXICON_SPEC: dict[str, tuple[str, tuple[str, ...]]] = {
+    **{word: ("determiner", ()) for word in ("the", "a", "an", "this", "that", "every", "some")},
+    "cat": ("noun", ("animate", "animal", "cat")),
+    "kitten": ("noun", ("animate", "animal", "young", "cat")),
+    "dog": ("noun", ("animate", "animal", "dog")),
+    "puppy": ("noun", ("animate", "animal", "young", "dog")),
+    **{word: ("noun", ("animate", "animal")) for word in ("bird", "fish", "horse")},
+    "man": ("noun", ("animate", "person")),
+    "woman": ("noun", ("animate", "person", "female")),
+    "boy": ("noun", ("animate", "person", "young")),
+    "girl": ("noun", ("animate", "person", "young", "female")),
+    "king": ("noun", ("animate", "person", "royal")),
+    "queen": ("noun", ("animate", "person", "royal", "female")),
+    "student": ("noun", ("animate", "person")),
+    "teacher": ("noun", ("animate", "person")),
+    **{word: ("noun", ("vehicle",)) for word in ("car", "truck", "bus", "bike", "train")},
+    **{word: ("noun", ()) for word in ("mat", "book", "ball", "food")},
+    **{word: ("noun", ("place",)) for word in ("house", "bank", "school", "city")},
+    "park": ("noun", ("place", "nature")),
+    "river": ("noun", ("place", "nature")),
+    **{word: ("noun", ("nature",)) for word in ("tree", "sky", "sun", "grass")},
+    **{
+        word: ("verb", ())
+        for word in ("sat", "ran", "chased", "saw", "ate", "read", "is", "was", "sleeps",
+                     "jumped", "likes", "flew", "drove", "barked", "sang")
+    },
+    **{word: ("adjective", ()) for word in ("big", "small", "red", "happy", "old", "quick", "lazy", "brown")},
+    "young": ("adjective", ("young",)),
+    **{word: ("preposition", ()) for word in ("on", "in", "over", "under", "with", "near", "at", "to", "by")},
+    "he": ("pronoun", ("animate", "person")),
+    "him": ("pronoun", ("animate", "person")),
+    "she": ("pronoun", ("animate", "person", "female")),
+    "her": ("pronoun", ("animate", "person", "female")),
+    "they": ("pronoun", ("animate",)),
+    **{word: ("pronoun", ()) for word in ("it", "i", "you")},
+    **{word: ("connective", ()) for word in ("and", "while", "but", "because")},
+}
+
+
+@dataclass(frozen=True)
+class WordInfo:
+    """A word's toy features: `category` is a part of speech, "connective", or "unknown"."""
+
+    word: str
+    category: str
+    features: np.ndarray  # (FEATURE_COUNT,), read-only
+
+    @property
+    def known(self) -> bool:
+        return self.category != "unknown"
+
+
+def _features_from_spec(category: str, tags: tuple[str, ...]) -> np.ndarray:
+    features = np.zeros(FEATURE_COUNT)
+    if category in FEATURE_INDEX:
+        features[FEATURE_INDEX[category]] = 1.0
+    for tag in tags:
+        if tag == "cat":
+            features[FEATURE_INDEX["cat+/dog−"]] = 1.0
+        elif tag == "dog":
+            features[FEATURE_INDEX["cat+/dog−"]] = -1.0
+        else:
+            features[FEATURE_INDEX[tag]] = 1.0
+    features.setflags(write=False)
+    return features
+
+
+LEXICON: dict[str, WordInfo] = {
+    word: WordInfo(word, category, _features_from_spec(category, tags))
+    for word, (category, tags) in _LEXICON_SPEC.items()
+}
+
+# Letters and digits in any script, with an inner apostrophe kept ("don't"); everything else splits.
+_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
+
+
+def tokenize(text: str, max_tokens: int = MAX_TOKENS, *, min_tokens: int = 1, name: str = "the sentence") -> list[str]:
+    """Lowercase words of `text`, punctuation dropped.
+
+    A ValueError naming `name` when there are fewer than `min_tokens` (at least one) or more
+    than `max_tokens` words.
+    """
+    tokens = _WORD.findall(text.lower())
+    if len(tokens) < max(min_tokens, 1):
+        raise ValueError(
+            f"{name} has {len(tokens)} word{'s' if len(tokens) != 1 else ''}; "
+            f"type at least {max(min_tokens, 1)} (letters or digits, separated by spaces)"
+        )
+    if len(tokens) > max_tokens:
+        raise ValueError(
+            f"{name} has {len(tokens)} words; use at most {max_tokens} so the picture stays readable"
+        )
+    return tokens
+
+
+def _hashed_features(word: str) -> np.ndarray:
+    """Stable pseudo-random features in [0, 1) for an unknown word.
+
+    Seeded from BLAKE2b of the word, not Python's hash(), which is salted per process; NumPy's
+    PCG64 stream for a given seed is fixed, so every process and machine gets the same vector.
+    """
+    seed = int.from_bytes(hashlib.blake2b(word.encode("utf-8"), digest_size=8).digest(), "little")
+    features = np.random.default_rng(seed).random(FEATURE_COUNT)
+    features.setflags(write=False)
+    return features
+
+
+def lookup(word: str) -> WordInfo:
+    """The lexicon entry for `word` (lowercased), or hashed features marked "unknown"."""
+    word = word.lower()
+    info = LEXICON.get(word)
+    if info is not None:
+        return info
+    return WordInfo(word, "unknown", _hashed_features(word))
+
+
+def unknown_words(tokens: Sequence[str]) -> list[str]:
+    """The distinct tokens not in the lexicon, in order of first appearance."""
+    return list(dict.fromkeys(token for token in tokens if not lookup(token).known))
+
+
+def column_names(d_model: int) -> tuple[str, ...]:
+    """Names of the columns `embed` returns: the first features, then zero padding ("dim 17", ...)."""
+    return FEATURE_NAMES[:d_model] + tuple(f"dim {i + 1}" for i in range(FEATURE_COUNT, d_model))
+
+
+def embed(tokens: Sequence[str], d_model: int) -> np.ndarray:
+    """(N, d_model) toy embeddings: row i holds token i's features.
+
+    d_model >= FEATURE_COUNT: all features, then zero columns. d_model < FEATURE_COUNT: the
+    first d_model features (an orthogonal projection that keeps the most general ones, so the
+    columns stay nameable; e.g. at d_model=6 only the parts of speech remain).
+    """
+    if isinstance(d_model, bool) or not isinstance(d_model, (int, np.integer)) or d_model < 1:
+        raise ValueError(f"d_model must be a whole number >= 1, got {d_model!r}")
+    features = np.array([lookup(token).features for token in tokens]).reshape(len(tokens), FEATURE_COUNT)
+    x = np.zeros((len(tokens), d_model))  # (N, d_model)
+    kept = min(d_model, FEATURE_COUNT)
+    x[:, :kept] = features[:, :kept]
+    return x
+
+
+@dataclass(frozen=True)
+class Projections:
+    """Q = X·W_Q, K = X·W_K, V = X·W_V for a single head with d_k-wide queries, keys and values."""
+
+    w_q: np.ndarray  # (d_model, d_k)
+    w_k: np.ndarray  # (d_model, d_k)
+    w_v: np.ndarray  # (d_model, d_k)
+    q: np.ndarray  # (N, d_k)
+    k: np.ndarray  # (N, d_k)
+    v: np.ndarray  # (N, d_k)
+
+
+def project_qkv(x: np.ndarray, d_k: int, seed: int = 0) -> Projections:
+    """Project x (N, d_model) to queries, keys and values with seeded (d_model, d_k) weights.
+
+    Each weight is Xavier/Glorot-uniform, bound sqrt(6 / (d_model + d_k)), the initialisation
+    torch uses for attention projections; biases are left out so Q = X·W_Q exactly.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim != 2:
+        raise ValueError(f"x must have shape (N, d_model), got shape {x.shape}")
+    if isinstance(d_k, bool) or not isinstance(d_k, (int, np.integer)) or d_k < 1:
+        raise ValueError(f"d_k must be a whole number >= 1, got {d_k!r}")
+    d_model = x.shape[1]
+    rng = np.random.default_rng(seed)
+    bound = math.sqrt(6.0 / (d_model + d_k))
+    w_q, w_k, w_v = rng.uniform(-bound, bound, size=(3, d_model, d_k))  # each (d_model, d_k)
+    return Projections(w_q=w_q, w_k=w_k, w_v=w_v, q=x @ w_q, k=x @ w_k, v=x @ w_v)
+
+
+# The roles of the constructed heads, by head index.
+NOUN_HEAD = 0
+VERB_HEAD = 1
+HEAD_ROLES = {NOUN_HEAD: "noun", VERB_HEAD: "verb"}
+RANDOM_WEIGHT_STD = 0.6  # a token has about 3 active features, so random scores have std ≈ 3·0.6² ≈ 1
+
+
+def constructed_multi_head(
+    d_model: int, num_heads: int, seed: int = 0, strength: float = 4.0
+) -> MultiHeadAttention:
+    """Multi-head attention with hand-set heads: head 0 relates nouns to nouns, head 1 verbs to verbs.
+
+    Head 0's query and key both read only the "noun" feature, in the head's first column, each
+    scaled by g = sqrt(strength · sqrt(d_k)); so a noun query scores g·g/sqrt(d_k) = strength
+    against a noun key and 0 against any other, and a non-noun query scores every key 0 (it
+    spreads its weight evenly). Head 1 does the same with the "verb" feature. Further heads,
+    and all value and output weights, are seeded random N(0, RANDOM_WEIGHT_STD²). This is a
+    constructed illustration of "two simpler subspaces", not a trained model.
+    """
+    head_dim = check_head_split(d_model, num_heads)
+    rng = np.random.default_rng(seed)
+    w_q, w_k, w_v, w_o = rng.normal(0.0, RANDOM_WEIGHT_STD, size=(4, d_model, d_model))
+    gain = math.sqrt(strength * math.sqrt(head_dim))
+    for head, role in HEAD_ROLES.items():
+        if head >= num_heads:
+            break
+        columns = slice(head * head_dim, (head + 1) * head_dim)
+        feature = FEATURE_INDEX[role]  # < 2 <= d_model, so always present in the embedding
+        for weight in (w_q, w_k):
+            weight[:, columns] = 0.0
+            weight[feature, head * head_dim] = gain
+    return MultiHeadAttention(w_q=w_q, w_k=w_k, w_v=w_v, w_o=w_o, num_heads=num_heads)
+
+
+def averaging_self_attention(d_model: int, seed: int = 0, score_std: float = 1.0) -> MultiHeadAttention:
+    """One-head self-attention whose output rows are weighted averages of its input rows.
+
+    W_Q and W_K are seeded random N(0, score_std²), so queries prefer different keys; W_V and
+    W_O are the identity, so output row i = sum_j weight_ij · x_j is readable in the input's
+    own feature columns. A constructed illustration, not a trained model.
+    """
+    rng = np.random.default_rng(seed)
+    w_q, w_k = rng.normal(0.0, score_std, size=(2, d_model, d_model))
+    identity = np.eye(d_model)
+    return MultiHeadAttention(w_q=w_q, w_k=w_k, w_v=identity, w_o=identity, num_heads=1)
+
+
+def head_attention(
+    model: MultiHeadAttention, x: np.ndarray, mask=None, temperature: float = 1.0
+) -> tuple[np.ndarray, np.ndarray]:
+    """Self-attention of every head of `model` over x (N, d_model), with a temperature.
+
+    The model's own projections, split into heads, then scaled_dot_product_attention with the
+    temperature (MultiHeadAttention itself always uses temperature 1; at 1 the two agree).
+    Returns (head_outputs (h, N, d_k), weights (h, N, N)).
+    """
+    q, k, v = model.project(x)  # each (N, d_model)
+    q_heads = split_heads(q, model.num_heads)  # (h, N, d_k)
+    k_heads = split_heads(k, model.num_heads)  # (h, N, d_k)
+    v_heads = split_heads(v, model.num_heads)  # (h, N, d_k)
+    return scaled_dot_product_attention(q_heads, k_heads, v_heads, mask=mask, temperature=temperature)
+
+
+__all__ = [
+    "FEATURE_COUNT",
+    "FEATURE_INDEX",
+    "FEATURE_NAMES",
+    "HEAD_ROLES",
+    "LEXICON",
+    "MAX_TOKENS",
+    "NOUN_HEAD",
+    "Projections",
+    "VERB_HEAD",
+    "WordInfo",
+    "averaging_self_attention",
+    "column_names",
+    "constructed_multi_head",
+    "embed",
+    "head_attention",
+    "lookup",
+    "project_qkv",
+    "tokenize",
+    "unknown_words",
+]

@@ -1,0 +1,142 @@
+"""Draws per-head attention weights (multi-head and attention-playground visuals), one heatmap per head.
+
+Rows are queries and columns are keys on one 0-to-1 scale; cells a causal mask hides are hatched grey.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.patches import PathPatch
+from matplotlib.path import Path
+from matplotlib.transforms import Affine2D
+
+from .figure import heatmap, new_figure
+from .soft_lookup import format_temperature
+
+MASKED_COLOUR = "#d9d9d9"
+
+
+@dataclass(frozen=True)
+class MultiHeadResult:
+    tokens: tuple[str, ...]
+    weights: np.ndarray  # (h, N, N) per-head attention weights
+    head_titles: tuple[str, ...]  # e.g. "head 1: nouns↔nouns"
+    head_roles: tuple[str | None, ...]  # "noun"/"verb" for a constructed head, None for a random one
+    role_shares: tuple[float | None, ...]  # mean weight the role's queries put on the role's keys
+    role_tokens: tuple[tuple[str, ...], ...]  # the sentence's tokens of each head's role
+    temperature: float
+    d_model: int
+    mask: np.ndarray | None  # (N, N) True = may attend, or None for no mask
+    unknown: tuple[str, ...]
+
+
+def _grid(num_heads: int) -> tuple[int, int]:
+    """(rows, columns) of heatmaps: one row up to 3 heads, then two rows."""
+    if num_heads <= 3:
+        return 1, num_heads
+    return 2, (num_heads + 1) // 2
+
+
+def _annotate(ax: Axes, weights: np.ndarray, mask: np.ndarray | None, image) -> None:
+    """Write each allowed weight in its cell, in black or white for contrast with the colour."""
+    colormap = image.cmap
+    for i, row in enumerate(weights):
+        for j, weight in enumerate(row):
+            if mask is not None and not mask[i, j]:
+                continue
+            red, green, blue, _ = colormap(float(weight))
+            luminance = 0.2126 * red + 0.7152 * green + 0.0722 * blue
+            # in_layout=False: the numbers sit inside the axes, and measuring them only slows the layout.
+            ax.text(j, i, f"{weight:.2f}", ha="center", va="center", fontsize=8,
+                    color="black" if luminance > 0.5 else "white", in_layout=False)
+
+
+def _hatch_masked(ax: Axes, mask: np.ndarray) -> None:
+    """Cover every masked cell with grey hatching: one compound patch, as hatching each cell is slow."""
+    squares = [Path.unit_rectangle().transformed(Affine2D().translate(j - 0.5, i - 0.5))
+               for i, j in zip(*np.nonzero(~mask))]
+    if squares:
+        ax.add_patch(PathPatch(Path.make_compound_path(*squares), facecolor=MASKED_COLOUR,
+                               edgecolor="#7f7f7f", hatch="///", linewidth=0))
+
+
+def _strongest(result: MultiHeadResult, head: int) -> str:
+    weights = result.weights[head]
+    best = float(weights.max())
+    ties = np.argwhere(weights >= best - 1e-12)
+    query, key = (int(index) for index in ties[0])
+    text = f"strongest weight {best:.2f}, query '{result.tokens[query]}' → key '{result.tokens[key]}'"
+    if len(ties) > 1:
+        text += f" ({len(ties) - 1} other pair{'s tie' if len(ties) > 2 else ' ties'})"
+    return text
+
+
+def _describe_head(result: MultiHeadResult, head: int) -> str:
+    role = result.head_roles[head]
+    if role is None:
+        return f"Head {head + 1} (random): {_strongest(result, head)}."
+    label = f"Head {head + 1} ({role}s↔{role}s)"
+    share = result.role_shares[head]
+    members = result.role_tokens[head]
+    if share is None:
+        return f"{label}: the sentence has no {role}s, so this head has nothing to relate; {_strongest(result, head)}."
+    if len(members) == 1:
+        subject = f"the only {role}, '{members[0]}', puts {share:.2f} of its weight"
+    else:
+        subject = f"the {role}s ({', '.join(members)}) put on average {share:.2f} of their weight"
+    return f"{label}: {subject} on {role}s; {_strongest(result, head)}."
+
+
+def multi_head_alt(result: MultiHeadResult) -> str:
+    num_heads = len(result.head_titles)
+    parts = [
+        f"Constructed {num_heads}-head self-attention over '{' '.join(result.tokens)}' (d_model {result.d_model}, "
+        f"temperature {format_temperature(result.temperature)}): one heatmap per head, rows are queries and "
+        "columns are keys, weights from 0 to 1."
+    ]
+    parts.extend(_describe_head(result, head) for head in range(num_heads))
+    if any(role is not None for role in result.head_roles):
+        parts.append("In those heads, queries of other parts of speech spread their weight evenly over the keys they see.")
+    if result.mask is not None:
+        parts.append(
+            "Causal mask on: each query sees only itself and earlier tokens; the hatched cells above the "
+            "diagonal are masked and have weight exactly 0."
+        )
+    if result.unknown:
+        parts.append(f"Words not in the toy lexicon, given pseudo-random features: {', '.join(result.unknown)}.")
+    return " ".join(parts)
+
+
+def draw_multi_head(result: MultiHeadResult) -> tuple[Figure, str]:
+    num_heads, n, _ = result.weights.shape
+    rows, columns = _grid(num_heads)
+    figure = new_figure(7.6, 3.9 if rows == 1 else 6.0)
+    axes = figure.subplots(rows, columns, squeeze=False)
+    # Numbers in the cells only while a cell is at least about 0.3 inch wide.
+    annotate = columns * n <= 20
+    tokens = list(result.tokens)
+    for head, ax in enumerate(axes.flat):
+        if head >= num_heads:
+            ax.set_axis_off()
+            continue
+        weights = result.weights[head]
+        shown = weights if result.mask is None else np.ma.masked_where(~result.mask, weights)
+        image = heatmap(ax, shown, row_labels=tokens, col_labels=tokens, vmin=0.0, vmax=1.0,
+                        row_title="query", col_title="key", title=result.head_titles[head], annotate=False)
+        ax.tick_params(axis="x", labelrotation=90)
+        if columns >= 3:
+            ax.title.set_fontsize(10 if columns == 3 else 9)
+        if result.mask is not None:
+            _hatch_masked(ax, result.mask)
+        if annotate:
+            _annotate(ax, weights, result.mask, image)
+        if head % columns:
+            ax.tick_params(axis="y", labelleft=False)  # the query tokens are labelled on the row's first heatmap
+            ax.set_ylabel("")
+    colorbar = figure.colorbar(image, ax=axes.ravel().tolist(), shrink=0.8)
+    colorbar.set_label("attention weight (0 to 1)")
+    return figure, multi_head_alt(result)

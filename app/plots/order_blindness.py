@@ -1,0 +1,95 @@
+"""Draws the order-blindness visual: attention outputs for a sentence, its permutation, and their difference.
+
+One diverging scale for all three panels, so a difference of 0 looks exactly like 0 next to the outputs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from .figure import DIVERGING, heatmap, new_figure, symmetric_limit
+
+
+@dataclass(frozen=True)
+class OrderBlindnessResult:
+    tokens: tuple[str, ...]
+    permuted_tokens: tuple[str, ...]
+    permutation: str  # "reverse", "rotate" or "swap-ends"
+    positional: bool  # whether sinusoidal position encodings were added to the embeddings
+    d_model: int
+    output: np.ndarray  # (N, d_model) attention output for the sentence
+    permuted_output: np.ndarray  # (N, d_model) output for the permuted sentence, in its own order
+    difference: np.ndarray  # (N, d_model) permuted output put back in the original order, minus output
+    max_abs_difference: float
+    unknown: tuple[str, ...]
+
+
+def format_difference(value: float) -> str:
+    """0 stays "0"; rounding-level values keep their exponent rather than showing as 0.00."""
+    if value == 0:
+        return "0"
+    if value < 1e-3:
+        return f"{value:.1e}"
+    return f"{value:.3f}"
+
+
+def order_blindness_alt(result: OrderBlindnessResult) -> str:
+    sentence, permuted = " ".join(result.tokens), " ".join(result.permuted_tokens)
+    difference = format_difference(result.max_abs_difference)
+    text = (
+        f"Self-attention outputs (one head, random query and key weights, d_model {result.d_model}) for '{sentence}' and, "
+        f"after the '{result.permutation}' permutation, for '{permuted}'; rows are tokens, columns output "
+        "features, with one diverging colour scale. "
+    )
+    if result.permuted_tokens == result.tokens:
+        text += (
+            f"This permutation leaves the sentence unchanged, so the outputs match (max |difference| = "
+            f"{difference}); try a sentence whose first and last words differ."
+        )
+    elif not result.positional:
+        text += (
+            "Without positional encoding the permuted sentence's output rows are the original rows, permuted: "
+            f"re-ordered back they match the original with max |difference| = {difference}"
+            + (" (floating-point rounding)" if result.max_abs_difference > 0 else "")
+            + ". Attention alone cannot see the word order."
+        )
+    else:
+        text += (
+            "With sinusoidal positional encodings added to the embeddings, the permuted sentence's outputs, "
+            f"re-ordered back, differ from the original by max |difference| = {difference}: the outputs now "
+            "depend on word order."
+        )
+    if result.unknown:
+        text += f" Words not in the toy lexicon, given pseudo-random features: {', '.join(result.unknown)}."
+    return text
+
+
+def draw_order_blindness(result: OrderBlindnessResult) -> tuple[Figure, str]:
+    limit = symmetric_limit(result.output, result.permuted_output, result.difference)
+    figure = new_figure(7.6, 3.8)
+    axes = figure.subplots(1, 3)
+    n, d_model = result.output.shape
+    label_every = 1 if d_model <= 16 else 8 if d_model <= 32 else 16  # keep the column numbers apart
+    columns = [str(j + 1) if j % label_every == 0 else "" for j in range(d_model)]
+    common = dict(vmin=-limit, vmax=limit, cmap=DIVERGING, annotate=False, col_labels=columns, col_title="output feature")
+    suffix = "\n+ position encoding" if result.positional else ""
+    image = heatmap(axes[0], result.output, row_labels=list(result.tokens), row_title="token",
+                    title=f"original{suffix}", **common)
+    heatmap(axes[1], result.permuted_output, row_labels=list(result.permuted_tokens),
+            title=f"permuted ({result.permutation}){suffix}", **common)
+    heatmap(axes[2], result.difference, row_labels=list(result.tokens),
+            title="permuted, re-ordered back\nminus original", **common)
+    for ax in axes:
+        ax.title.set_fontsize(10)
+        ax.tick_params(axis="x", labelrotation=0)
+    axes[2].text(
+        0.5, 0.5, f"max |difference|\n= {format_difference(result.max_abs_difference)}",
+        transform=axes[2].transAxes, ha="center", va="center", fontsize=10,
+        bbox=dict(boxstyle="round", facecolor="white", edgecolor="#555555", alpha=0.9),
+    )
+    colorbar = figure.colorbar(image, ax=list(axes), shrink=0.8)
+    colorbar.set_label(f"output value (shared scale, ±{limit:.2f})")
+    return figure, order_blindness_alt(result)

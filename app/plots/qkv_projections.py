@@ -1,0 +1,112 @@
+"""Draws the qkv-projections visual: X, the three weight matrices and Q, K, V laid out as matrix products.
+
+X sits left of each product and W above it, so rows meet rows and columns meet columns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from .figure import DIVERGING, heatmap, new_figure, symmetric_limit
+
+
+@dataclass(frozen=True)
+class QkvResult:
+    tokens: tuple[str, ...]
+    feature_names: tuple[str, ...]  # X's columns, W's rows
+    x: np.ndarray  # (N, d_model) input embeddings
+    w_q: np.ndarray  # (d_model, d_k)
+    w_k: np.ndarray  # (d_model, d_k)
+    w_v: np.ndarray  # (d_model, d_k)
+    q: np.ndarray  # (N, d_k) = x @ w_q
+    k: np.ndarray  # (N, d_k) = x @ w_k
+    v: np.ndarray  # (N, d_k) = x @ w_v
+    seed: int
+    unknown: tuple[str, ...]
+
+
+def _shape(array: np.ndarray) -> str:
+    return f"{array.shape[0]}×{array.shape[1]}"
+
+
+def _largest_entry(result: QkvResult, name: str, matrix: np.ndarray) -> str:
+    row, column = np.unravel_index(int(np.argmax(np.abs(matrix))), matrix.shape)
+    return f"{name} {matrix[row, column]:+.2f} (token '{result.tokens[row]}', column {column + 1})"
+
+
+def qkv_alt(result: QkvResult, limit: float) -> str:
+    n, d_model = result.x.shape
+    d_k = result.q.shape[1]
+    largest = "; ".join(
+        _largest_entry(result, name, matrix) for name, matrix in (("Q", result.q), ("K", result.k), ("V", result.v))
+    )
+    text = (
+        f"Input embeddings X ({n}×{d_model}: {n} token{'s' if n != 1 else ''} '{' '.join(result.tokens)}' × "
+        f"{d_model} features) are the "
+        f"layer's input. Queries, keys and values are computed from X by the learned matrices W_Q, W_K and W_V "
+        f"(each {d_model}×{d_k}): Q = X·W_Q, K = X·W_K and V = X·W_V, each {n}×{d_k}, one row per token. "
+        f"Largest |entry|: {largest}. Colours: one diverging scale from {-limit:.2f} to {limit:.2f} shared by "
+        f"all panels; random weights, seed {result.seed}."
+    )
+    if result.unknown:
+        text += f" Words not in the toy lexicon, given pseudo-random features: {', '.join(result.unknown)}."
+    return text
+
+
+def draw_qkv_projections(result: QkvResult) -> tuple[Figure, str]:
+    n, d_model = result.x.shape
+    d_k = result.q.shape[1]
+    limit = symmetric_limit(result.x, result.w_q, result.w_k, result.w_v, result.q, result.k, result.v)
+    figure = new_figure(7.6, 5.0)
+    # Panel widths follow the matrix widths, kept between one and two product panels for X (room
+    # for its title; most of the width for the products) and at least 4 columns for the others.
+    product_width = max(d_k, 4)
+    x_width = min(max(d_model, product_width), 2 * product_width)
+    axes = figure.subplot_mosaic(
+        [[".", "w_q", "w_k", "w_v"], ["x", "q", "k", "v"]],
+        width_ratios=[x_width, product_width, product_width, product_width],
+        height_ratios=[max(d_model, 3), max(n, 3)],
+    )
+    # Numbers in the cells only while they fit: about 0.3 inch per cell at 8 pt.
+    annotate = d_model + 3 * d_k <= 18 and n <= 8
+    common = dict(vmin=-limit, vmax=limit, cmap=DIVERGING, annotate=annotate, fmt="{:.1f}")
+    # Column numbers every 4th once there are more than 8, so they stay apart.
+    columns = [str(j + 1) if d_k <= 8 or j % 4 == 0 else "" for j in range(d_k)]
+    # X's columns are the features W's rows name; beyond 8 they only fit as numbers.
+    named_columns = d_model <= 8
+    x_columns = list(result.feature_names) if named_columns else [
+        str(j + 1) if j % 4 == 0 else "" for j in range(d_model)]
+    image = heatmap(
+        axes["x"], result.x, row_labels=list(result.tokens), col_labels=x_columns,
+        row_title="token", col_title="feature" if named_columns else "feature (named on $W_Q$'s rows)",
+        title=f"input embeddings X\n(the layer's input, {_shape(result.x)})", **common,
+    )
+    axes["x"].tick_params(axis="x", labelrotation=90 if named_columns else 0)
+    axes["x"].title.set_fontsize(10)
+    for name, weight, product in (("Q", result.w_q, result.q), ("K", result.w_k, result.k), ("V", result.w_v, result.v)):
+        key = name.lower()
+        heatmap(
+            axes[f"w_{key}"], weight, row_labels=list(result.feature_names), col_labels=columns,
+            col_title=None, title=f"$W_{name}$\n({_shape(weight)})", **common,
+        )
+        heatmap(
+            axes[key], product, row_labels=list(result.tokens), col_labels=columns, col_title=f"{name} column",
+            title=f"{name} = X·$W_{name}$\n({_shape(product)})", **common,
+        )
+        axes[key].title.set_fontsize(10)
+        axes[f"w_{key}"].title.set_fontsize(10)
+        axes[key].tick_params(axis="y", labelleft=False)  # the rows are X's tokens, labelled on its left
+        axes[f"w_{key}"].tick_params(axis="x", labelbottom=False)  # W's columns are the product's columns
+        if name != "Q":
+            axes[f"w_{key}"].tick_params(axis="y", labelleft=False)
+    axes["w_q"].set_ylabel("feature")
+    axes["w_q"].tick_params(axis="y", labelsize=8)
+    for ax in axes.values():
+        for text in ax.texts:
+            text.set_in_layout(False)  # the cell numbers sit inside the axes; measuring them only slows the layout
+    colorbar = figure.colorbar(image, ax=list(axes.values()), shrink=0.8)
+    colorbar.set_label(f"value (one scale for all panels, ±{limit:.2f})")
+    return figure, qkv_alt(result, limit)

@@ -1,0 +1,100 @@
+"""The contract every visual kind fulfils: bounded parameters, the controls a student may change,
+and a render step that returns image bytes and alt text built from the same engine numbers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+
+class VisualParams(BaseModel):
+    """Base for a kind's parameters. Every field that sizes a computation must carry bounds (ge/le)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+
+
+@dataclass(frozen=True)
+class Control:
+    """An HTML control on the answer page bound to one parameter.
+
+    `type` is "int"/"float" (a number input with min/max/step), "choice" (a select of `choices`,
+    each a (value, label) pair) or "text" (a text input, up to `max_length` characters).
+    """
+
+    name: str
+    label: str
+    type: Literal["int", "float", "choice", "text"]
+    min: float | None = None
+    max: float | None = None
+    step: float | None = None
+    choices: tuple[tuple[str, str], ...] = ()
+    max_length: int | None = None
+    help: str | None = None
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """A rendered figure: image bytes, their media type, and alt text made from the same numbers."""
+
+    image: bytes
+    mimetype: str
+    alt: str
+    caption: str | None = None  # an optional longer explanation shown under the figure
+    extras: dict[str, Any] = field(default_factory=dict)
+
+
+class VisualKind:
+    """One kind of visual. Subclasses set the class attributes and implement `render`."""
+
+    name: ClassVar[str]  # the URL slug, e.g. "soft-lookup"
+    title: ClassVar[str]
+    Params: ClassVar[type[VisualParams]]
+    controls: ClassVar[tuple[Control, ...]] = ()
+    learn: ClassVar[str] = ""  # a path + anchor under /learn, e.g. "/learn/attention#soft-lookup"
+    format: ClassVar[Literal["png", "svg"]] = "png"
+
+    def parse(self, values: dict[str, Any]) -> VisualParams:
+        """Validate params from YAML or a query string (strings are coerced). Raises ValidationError."""
+        return self.Params.model_validate(values)
+
+    def render(self, params: VisualParams) -> Rendered:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+def describe_validation_error(error: ValidationError) -> list[tuple[tuple, str]]:
+    """(path, sentence) pairs for a bank author or a student who typed an out-of-range value."""
+    problems: list[tuple[tuple, str]] = []
+    for item in error.errors(include_url=False):
+        loc = tuple(item["loc"])
+        kind, ctx, value = item["type"], item.get("ctx") or {}, item.get("input")
+        name = str(loc[0]) if loc else "params"
+        if kind == "extra_forbidden":
+            message = f"unknown parameter '{name}'"
+        elif kind == "missing":
+            message = f"the parameter '{name}' is required"
+        elif kind in ("greater_than_equal", "greater_than"):
+            bound = ctx.get("ge", ctx.get("gt"))
+            message = f"{name} must be at least {bound}" if kind == "greater_than_equal" else f"{name} must be greater than {bound}"
+            message += f", got {value!r}"
+        elif kind in ("less_than_equal", "less_than"):
+            bound = ctx.get("le", ctx.get("lt"))
+            message = f"{name} must be at most {bound}, got {value!r}"
+        elif kind in ("int_parsing", "int_type", "int_from_float"):
+            message = f"{name} must be a whole number, got {value!r}"
+        elif kind in ("float_parsing", "float_type", "finite_number"):
+            message = f"{name} must be a number, got {value!r}"
+        elif kind in ("literal_error", "enum"):
+            message = f"{name} must be one of {ctx.get('expected')}, got {value!r}"
+        elif kind in ("string_too_long",):
+            message = f"{name} must be at most {ctx.get('max_length')} characters"
+        elif kind in ("string_too_short",):
+            message = f"{name} must not be empty"
+        elif kind == "value_error":
+            message = str(ctx.get("error", item["msg"]))
+        else:
+            message = f"{name}: {item['msg']}"
+        problems.append((("params",) + loc, message))
+    return problems

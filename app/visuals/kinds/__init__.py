@@ -1,0 +1,14 @@
+"""Importing this package registers every visual kind with app.visuals.KINDS."""
+
+from . import (  # noqa: F401
+    attention_playground,
+    autoregressive_pixels,
+    complexity,
+    head_split,
+    long_range,
+    multi_head,
+    order_blindness,
+    position_encoding,
+    qkv_projections,
+    soft_lookup,
+)

@@ -1,0 +1,49 @@
+"""The tutorial pages under /learn that the quiz explanations point to ("See Tutorial", "See Notes").
+
+Each section pairs a short text with a live visual; its anchor is the one answer pages link to.
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, render_template, request
+
+from ..errors import NotFound
+from .visual_views import visual_view
+
+bp = Blueprint("learn", __name__, url_prefix="/learn")
+
+# page -> (title, [(section anchor, visual kind)]); the anchors match each kind's `learn` link.
+PAGES: dict[str, tuple[str, list[tuple[str, str]]]] = {
+    "attention": ("Attention, step by step", [
+        ("soft-lookup", "soft-lookup"),
+        ("projections", "qkv-projections"),
+        ("multi-head", "multi-head"),
+        ("head-split", "head-split"),
+        ("long-range", "long-range"),
+        ("autoregressive", "autoregressive-pixels"),
+        ("playground", "attention-playground"),
+    ]),
+    "position-encoding": ("Position encodings", [
+        ("order", "order-blindness"),
+        ("sinusoidal", "position-encoding"),
+    ]),
+    "complexity": ("The cost of attention", [
+        ("cost", "complexity"),
+    ]),
+}
+
+
+@bp.get("/")
+def index():
+    return render_template("learn/index.html", pages=PAGES)
+
+
+@bp.get("/<page>")
+def page(page: str):
+    if page not in PAGES:
+        raise NotFound(f"There is no tutorial page {page[:60]!r}; the topics are listed at /learn.")
+    title, sections = PAGES[page]
+    args = request.args.to_dict(flat=False)
+    visuals = {anchor: visual_view(kind, {}, args) for anchor, kind in sections}
+    status = 400 if any(v is not None and v.error for v in visuals.values()) else 200
+    return render_template(f"learn/{page}.html", title=title, visuals=visuals, pages=PAGES, page=page), status

@@ -1,0 +1,54 @@
+"""Everything a page needs to show one visual: validated params, the rendered figure (cached),
+its URL, and a sentence when the student's control values could not be used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from flask import url_for
+
+from ..visuals import Rendered, VisualKind, VisualParams, get_kind
+from ..visuals.service import VisualInputError, parse_query, query_values
+from .plots import render_cache
+
+
+@dataclass(frozen=True)
+class VisualView:
+    kind: VisualKind
+    params: VisualParams
+    rendered: Rendered
+    src: str
+    json_url: str
+    error: str | None
+    learn: str
+
+    @property
+    def values(self) -> dict[str, str]:
+        return query_values(self.params)
+
+
+def visual_view(kind_name: str, base: Mapping | None, args: Mapping[str, list[str]],
+                learn: str | None = None) -> VisualView | None:
+    """Build the view; `args` (the page's query string) override controls only when `v` names this kind."""
+    kind = get_kind(kind_name)
+    if kind is None:
+        return None
+    base_params = kind.parse(dict(base or {}))  # banks are validated at load, so this holds
+    params, error = base_params, None
+    if args.get("v") == [kind.name]:
+        try:
+            params = parse_query(kind, args, base_params.model_dump(), only_controls=True)
+        except VisualInputError as problem:
+            error = f"{problem} The plot shows the question's own values instead."
+    entry = render_cache().get_or_render(kind, params)
+    return VisualView(
+        kind=kind,
+        params=params,
+        rendered=entry.rendered,
+        src=url_for("plots.image", kind_name=kind.name, ext=kind.format, **query_values(params)),
+        json_url=url_for("plots.describe", kind_name=kind.name),
+        error=error,
+        learn=learn or kind.learn,
+    )

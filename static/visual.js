@@ -1,0 +1,73 @@
+// Live controls for the visuals: when a control changes, ask /plots/<kind>.json for the new image URL
+// and alt text, then swap them in place. Without JavaScript the same controls submit a GET form.
+(function () {
+  "use strict";
+
+  function enhance(section) {
+    var form = section.querySelector("form.visual-controls");
+    if (!form) return;
+    var image = section.querySelector(".visual-image");
+    var altText = section.querySelector(".visual-alt");
+    var caption = section.querySelector(".visual-caption");
+    var status = section.querySelector(".visual-error");
+    var jsonUrl = section.getAttribute("data-json");
+    var timer = null;
+    var latest = 0;
+
+    function params() {
+      var data = new URLSearchParams(new FormData(form));
+      data.delete("v");
+      return data;
+    }
+
+    function update() {
+      var request = ++latest;
+      var query = params();
+      section.setAttribute("aria-busy", "true");
+      fetch(jsonUrl + "?" + query.toString(), { headers: { Accept: "application/json" } })
+        .then(function (response) {
+          return response.json().then(function (body) { return { ok: response.ok, body: body }; });
+        })
+        .then(function (result) {
+          if (request !== latest) return; // a newer change is on its way
+          if (!result.ok) {
+            status.textContent = result.body.error ? result.body.error.message : "That value cannot be plotted.";
+            section.classList.add("has-error");
+            return;
+          }
+          var body = result.body;
+          image.src = body.src;
+          image.alt = body.alt;
+          altText.textContent = body.alt;
+          if (caption && body.caption) caption.textContent = body.caption;
+          status.textContent = "";
+          section.classList.remove("has-error");
+          var page = new URL(window.location.href);
+          page.search = "?v=" + encodeURIComponent(section.getAttribute("data-visual")) + "&" + query.toString();
+          page.hash = section.id;
+          window.history.replaceState(null, "", page.toString());
+        })
+        .catch(function () {
+          if (request === latest) status.textContent = "The plot could not be updated; use the Update button.";
+        })
+        .finally(function () {
+          if (request === latest) section.removeAttribute("aria-busy");
+        });
+    }
+
+    function schedule() {
+      window.clearTimeout(timer);
+      timer = window.setTimeout(update, 250);
+    }
+
+    form.addEventListener("input", schedule);
+    form.addEventListener("change", schedule);
+    form.addEventListener("submit", function (event) {
+      event.preventDefault();
+      window.clearTimeout(timer);
+      update();
+    });
+  }
+
+  document.querySelectorAll("section.visual[data-json]").forEach(enhance);
+})();
