@@ -1,12 +1,13 @@
 # The two commands a newcomer needs:  `make run`  and  `make test`.
-# Each sets up everything it needs on a fresh Debian machine (a venv in .venv; Chromium for the browser tests).
+# Each sets up everything it needs on a fresh Debian machine (a venv in .venv; Chromium and PostgreSQL
+# for the tests, which start a private PostgreSQL server of their own).
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 5000
 
-.PHONY: run test venv browser clean
+.PHONY: run test venv system-deps clean
 
 $(BIN)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -19,10 +20,10 @@ venv: $(BIN)/.installed
 run: venv
 	$(BIN)/flask --app app run --host $(HOST) --port $(PORT)
 
-browser:
-	./scripts/ensure-chromium
+system-deps:
+	./scripts/ensure-test-deps
 
-test: venv browser
+test: venv system-deps
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 clean:

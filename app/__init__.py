@@ -23,7 +23,14 @@ DEFAULTS = {
     "MAX_CONTENT_LENGTH": 64 * 1024,  # answers are tiny; anything bigger is refused with 413
     "MAX_FORM_MEMORY_SIZE": 64 * 1024,
     "WTF_CSRF_TIME_LIMIT": None,  # the token lives as long as the session: a slow student loses nothing
-    "PLOT_CACHE_ENTRIES": 256,  # rendered figures kept in memory per process (LRU)
+    "DATABASE_URL": None,  # None: SQLite in the instance folder; or postgresql+psycopg://user:pw@host/db
+    "DATABASE_AUTO_MIGRATE": True,  # create/upgrade the schema at start-up (same as `flask init-db`)
+    "PLOT_CACHE_ENTRIES": 256,
+    "RATE_LIMIT_SUBMIT": "60 per minute",  # answer submissions per browser session
+    "RATE_LIMIT_PLOTS": "300 per minute",  # plot renders per browser session
+    "RATE_LIMIT_LOGIN": "10 per minute",  # instructor login attempts per address
+    "RATELIMIT_STORAGE_URI": "memory://",  # e.g. redis://host:6379 to share limits between servers
+    "RATELIMIT_HEADERS_ENABLED": True,  # rendered figures kept in memory per process (LRU)
     "SESSION_COOKIE_SAMESITE": "Lax",
     "SESSION_COOKIE_HTTPONLY": True,
     "SESSION_COOKIE_SECURE": False,  # set FLASK_SESSION_COOKIE_SECURE=true behind HTTPS
@@ -66,9 +73,10 @@ def create_app(test_config: dict | None = None) -> Flask:
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     _ensure_secret_key(app)
 
-    from . import bank, errors, web
+    from . import bank, db, errors, web
 
     errors.init_app(app)
+    db.init_app(app)
     bank.init_app(app)
     web.init_app(app)
     return app

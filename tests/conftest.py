@@ -22,7 +22,8 @@ def quiz_dir() -> Path:
 
 @pytest.fixture
 def app(quiz_dir, tmp_path):
-    return create_app({"TESTING": True, "SECRET_KEY": "test-secret-key", "QUIZ_DIR": str(quiz_dir)})
+    return create_app({"TESTING": True, "SECRET_KEY": "test-secret-key", "QUIZ_DIR": str(quiz_dir),
+                       "DATABASE_URL": f"sqlite:///{tmp_path / 'test.sqlite3'}"})
 
 
 @pytest.fixture
@@ -69,8 +70,9 @@ class LiveServer:
 
 @pytest.fixture(scope="module")
 def live_server(tmp_path_factory):
+    database = tmp_path_factory.mktemp("db") / "browser.sqlite3"
     app = create_app({"TESTING": False, "SECRET_KEY": "browser-test-secret",
-                      "QUIZ_DIR": str(resource_dir("quizzes"))})
+                      "QUIZ_DIR": str(resource_dir("quizzes")), "DATABASE_URL": f"sqlite:///{database}"})
     with LiveServer(app) as server:
         yield server
 
@@ -96,3 +98,13 @@ ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
 def artifacts() -> Path:
     ARTIFACTS.mkdir(exist_ok=True)
     return ARTIFACTS
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """A private PostgreSQL server for the whole test session (Debian's postgresql package)."""
+    from pgserver import PostgresServer
+
+    server = PostgresServer().start()
+    yield server
+    server.stop()

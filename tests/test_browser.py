@@ -111,6 +111,17 @@ CONTROL_CHANGES = {
 }
 
 
+def _wait_until(page, expression: str, arg=None, timeout: float = 15.0) -> None:
+    """Poll a JS function with page.evaluate (wait_for_function evals strings, which our CSP forbids)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not page.evaluate(expression, arg):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {expression}")
+        page.wait_for_timeout(50)
+
+
 def _image_state(page):
     return page.evaluate(
         "() => { const img = document.querySelector('.visual-image');"
@@ -126,7 +137,7 @@ def test_every_answer_page_shows_its_visual_and_the_controls_change_it(browser, 
         if page.url.endswith("/answer") is False:
             _choose(page, question_id, key)
             page.click("button:has-text('Submit answer')")
-        page.wait_for_function("document.querySelector('.visual-image').complete")
+        _wait_until(page, "() => document.querySelector('.visual-image').complete")
         before = _image_state(page)
         assert before["width"] > 0, f"{question_id}: the image did not load"
         assert before["alt"] and before["alt"] == before["caption"]
@@ -137,10 +148,9 @@ def test_every_answer_page_shows_its_visual_and_the_controls_change_it(browser, 
             control.select_option(value)
         else:
             control.fill(value)
-        page.wait_for_function("src => document.querySelector('.visual-image').getAttribute('src') !== src",
-                               arg=before["src"], timeout=15000)
-        page.wait_for_function("document.querySelector('.visual-image').complete && "
-                               "document.querySelector('.visual-image').naturalWidth > 0")
+        _wait_until(page, "src => document.querySelector('.visual-image').getAttribute('src') !== src", before["src"])
+        _wait_until(page, "() => document.querySelector('.visual-image').complete && "
+                          "document.querySelector('.visual-image').naturalWidth > 0")
         after = _image_state(page)
         assert f"{name}={value}" in after["src"]
         assert after["alt"] != before["alt"], f"{question_id}: alt text did not follow the new numbers"

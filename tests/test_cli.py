@@ -67,7 +67,7 @@ def bank_dir(tmp_path, monkeypatch):
 
 
 def flask_runner(quiz_dir: Path):
-    app = create_app({"TESTING": True, "SECRET_KEY": "test", "QUIZ_DIR": str(quiz_dir)})
+    app = create_app({"TESTING": True, "SECRET_KEY": "test", "QUIZ_DIR": str(quiz_dir), "DATABASE_URL": "sqlite://"})
     return app.test_cli_runner()
 
 

@@ -245,6 +245,14 @@ def test_masked_keys_get_exactly_zero_weight_and_empty_rows_give_zeros(problem, 
     assert np.all(output[~has_key] == 0.0)
 
 
+def test_no_keys_at_all_gives_zeros():
+    q, v = np.ones((2, 3)), np.ones((0, 4))
+    for function in (scaled_dot_product_attention, hard_attention):
+        output, weights = function(q, np.ones((0, 3)), v)
+        assert weights.shape == (2, 0)
+        assert_array_equal(output, np.zeros((2, 4)))
+
+
 def test_fully_masked_attention_is_zeros_not_nan():
     q, k, v = random_arrays(0, (3, 4), (5, 4), (5, 2))
     output, weights = scaled_dot_product_attention(q, k, v, mask=np.zeros((3, 5), dtype=bool))
@@ -468,6 +476,8 @@ def test_mha_cross_attention_shapes():
     x, memory = random_arrays(10, (2, 3, 8), (2, 5, 8))
     output, weights = mha(x, kv=memory)
     assert output.shape == (2, 3, 8)
+    # kv=x takes the fused self-attention path and must agree with a separate copy of x.
+    assert_allclose(mha(x, kv=x)[0], mha(x, kv=x.copy())[0], rtol=1e-13)
     assert weights.shape == (2, 2, 3, 5)
     assert_allclose(weights.sum(axis=-1), 1.0)
 
@@ -638,6 +648,8 @@ def test_integers_are_promoted_to_float64_and_mixed_floats_to_the_wider():
     q32, k64 = np.ones((2, 2), np.float32), np.ones((2, 2), np.float64)
     assert scaled_dot_product_attention(q32, k64, k64)[1].dtype == np.float64
     assert MultiHeadAttention.init(4, 2)(np.ones((2, 4), dtype=np.int64))[0].dtype == np.float64
+    # The weights take part in promotion: float32 x with float64 weights computes in float64.
+    assert MultiHeadAttention.init(4, 2)(np.ones((2, 4), dtype=np.float32))[0].dtype == np.float64
 
 
 # --- masks, positions, cost -----------------------------------------------------------------

@@ -8,7 +8,9 @@ from __future__ import annotations
 from flask import Flask
 from flask_wtf.csrf import CSRFProtect
 
+from .. import db
 from ..markup import render_inline, render_markdown
+from .limits import limiter
 
 csrf = CSRFProtect()
 
@@ -27,11 +29,21 @@ def _security_headers(response):
     return response
 
 
+def _healthz():
+    """For load balancers and Docker's HEALTHCHECK: 200 when the database answers, 503 otherwise."""
+    from flask import current_app, jsonify
+
+    ok = db.healthy()
+    banks = len(current_app.extensions["banks"].banks)
+    return jsonify({"status": "ok" if ok else "unavailable", "database": ok, "banks": banks}), 200 if ok else 503
+
+
 def init_app(app: Flask) -> None:
     from ..visuals.service import RenderCache
     from . import api, learn, plots, quiz
 
     csrf.init_app(app)
+    limiter.init_app(app)
     app.extensions["render_cache"] = RenderCache(app.config["PLOT_CACHE_ENTRIES"])
     app.register_blueprint(quiz.bp)
     app.register_blueprint(api.bp)
@@ -39,5 +51,7 @@ def init_app(app: Flask) -> None:
     app.register_blueprint(learn.bp)
     csrf.exempt(api.bp)  # JSON only: browsers cannot send application/json cross-site without CORS
     app.after_request(_security_headers)
+    app.add_url_rule("/healthz", "healthz", _healthz)
+    csrf.exempt(_healthz)
     app.jinja_env.filters["markdown"] = render_markdown
     app.jinja_env.filters["markdown_inline"] = render_inline

@@ -9,8 +9,10 @@ from flask import Blueprint, current_app, jsonify, request, url_for
 from ..errors import BadInput, NotFound
 from ..visuals.service import MAX_QUERY_BYTES, RenderCache, VisualInputError, parse_query, query_values
 from ..visuals import get_kind
+from .limits import limiter
 
 bp = Blueprint("plots", __name__, url_prefix="/plots")
+limiter.limit(lambda: current_app.config["RATE_LIMIT_PLOTS"])(bp)
 
 ONE_DAY = 86400
 

@@ -1,7 +1,8 @@
-"""A student's progress through a bank, kept in the signed session cookie.
+"""A student's progress through a bank: an anonymous attempt id in the signed session cookie, and
+every answer stored in the database, so nothing lives only in the browser and nothing is lost.
 
-Only validated answers are stored (compactly); grades are recomputed from them, so a page shows the
-same result on reload, after the back button, or after a double submit.
+Grades are recomputed from stored answers, so a page shows the same result on reload, after the
+back button, or after a double submit (the first answer stands, even across app servers).
 """
 
 from __future__ import annotations
@@ -10,48 +11,68 @@ import secrets
 
 from flask import session
 
-from ..bank.schema import Bank
+from .. import db
+from ..bank.schema import Bank, Question
 from ..errors import BadInput
 from ..grading import Answer, Grade, grade, parse_answer
 
+MAX_SEED = 2**31 - 1
 
-def _attempts() -> dict:
+
+def _attempt_ids() -> dict:
     return session.setdefault("attempts", {})
 
 
-def attempt(bank: Bank) -> dict:
-    attempts = _attempts()
-    if bank.id not in attempts:
-        attempts[bank.id] = {"id": secrets.token_hex(8), "answers": {}}
-        session.modified = True
-    return attempts[bank.id]
+def attempt_id(bank: Bank) -> str | None:
+    return session.get("attempts", {}).get(bank.id)
+
+
+def attempt(bank: Bank) -> db.StoredResponse | None:
+    current = attempt_id(bank)
+    return db.attempt_row(current) if current else None
+
+
+def ensure_attempt(bank: Bank, display_name: str | None = None) -> str:
+    """The session's attempt at `bank`, started in the database if there is none (or it was lost)."""
+    current = attempt_id(bank)
+    if current and db.attempt_row(current) is not None:
+        if display_name is not None:
+            db.set_display_name(current, display_name)
+        return current
+    current = secrets.token_hex(16)
+    db.start_attempt(current, bank.id, secrets.randbelow(MAX_SEED), display_name)
+    _attempt_ids()[bank.id] = current
+    session.modified = True
+    return current
 
 
 def answers(bank: Bank) -> dict[str, Answer]:
     """The stored answers that still fit the bank as it is now (an edited bank drops stale ones)."""
-    stored = _attempts().get(bank.id, {}).get("answers", {})
+    current = attempt_id(bank)
+    if not current:
+        return {}
+    stored = db.attempt_responses(current)
     valid: dict[str, Answer] = {}
     for question in bank.questions:
         if question.id in stored:
             try:
-                valid[question.id] = parse_answer(question, stored[question.id])
+                valid[question.id] = parse_answer(question, stored[question.id].answer)
             except BadInput:
                 continue
     return valid
 
 
-def record(bank: Bank, question_id: str, answer: Answer) -> bool:
-    """Store a first answer; returns False (and keeps the first) if the question was already answered."""
-    current = attempt(bank)
-    if question_id in current["answers"]:
-        return False
-    current["answers"][question_id] = answer
-    session.modified = True
-    return True
+def record(bank: Bank, question: Question, answer: Answer) -> bool:
+    """Store a first answer; False (keeping the first) if the question was already answered."""
+    current = ensure_attempt(bank)
+    row = db.attempt_row(current)
+    score = grade(question, answer).score
+    return db.record_response(current, bank.id, question.id, row.seed, answer, score, len(bank.questions))
 
 
 def reset(bank: Bank) -> None:
-    _attempts().pop(bank.id, None)
+    """Forget the session's attempt; the next answer starts a new one. Stored answers are kept."""
+    _attempt_ids().pop(bank.id, None)
     session.modified = True
 
 

@@ -5,12 +5,13 @@ Every page works without JavaScript; answers are POSTed and then redirected (POS
 
 from __future__ import annotations
 
-from flask import Blueprint, redirect, render_template, request, url_for
+from flask import Blueprint, current_app, redirect, render_template, request, url_for
 
 from ..bank import banks
 from ..errors import BadInput
 from ..grading import grade, parse_form_answer
 from . import progress
+from .limits import limiter
 from .visual_views import visual_view
 
 bp = Blueprint("quiz", __name__)
@@ -49,6 +50,7 @@ def question(bank_id: str, question_id: str):
 
 
 @bp.post("/quiz/<bank_id>/<question_id>")
+@limiter.limit(lambda: current_app.config["RATE_LIMIT_SUBMIT"])
 def submit(bank_id: str, question_id: str):
     bank, item = banks().question(bank_id, question_id)
     answered = progress.answers(bank)
@@ -58,7 +60,7 @@ def submit(bank_id: str, question_id: str):
         except BadInput as error:
             page = render_template("quiz/question.html", **_context(bank, item, answered), error=error.message)
             return page, 400
-        progress.record(bank, item.id, answer)
+        progress.record(bank, item, answer)
     return redirect(url_for(".answer", bank_id=bank.id, question_id=item.id), 303)
 
 

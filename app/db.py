@@ -1,0 +1,218 @@
+"""Persistence with SQLAlchemy Core: attempts and every answered question, on SQLite or PostgreSQL.
+
+SQLite in the instance folder is the zero-set-up default (WAL mode, busy timeout); set
+DATABASE_URL=postgresql+psycopg://... when several app servers share one database.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import click
+from flask import Flask, current_app
+from sqlalchemy import (
+    Column,
+    DateTime,
+    Engine,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    create_engine,
+    event,
+    func,
+    insert,
+    select,
+    text,
+    update,
+)
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+
+from .errors import AppError
+
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 1
+
+metadata = MetaData()
+
+schema_info = Table(
+    "schema_info", metadata,
+    Column("id", Integer, primary_key=True),
+    Column("version", Integer, nullable=False),
+)
+
+attempts = Table(
+    "attempts", metadata,
+    Column("id", String(32), primary_key=True),
+    Column("bank_id", String(64), nullable=False),
+    Column("seed", Integer, nullable=False, default=0),  # the variant seed of parameterised questions
+    Column("display_name", String(80)),
+    Column("started_at", DateTime(timezone=True), nullable=False),
+    Column("finished_at", DateTime(timezone=True)),
+    Column("total_score", Float),
+    Column("max_score", Integer),
+    Index("ix_attempts_bank", "bank_id"),
+)
+
+responses = Table(
+    "responses", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("attempt_id", String(32), ForeignKey("attempts.id", ondelete="CASCADE"), nullable=False),
+    Column("bank_id", String(64), nullable=False),
+    Column("question_id", String(64), nullable=False),
+    Column("seed", Integer, nullable=False, default=0),
+    Column("answer", Text, nullable=False),  # JSON: true/false, an option id, a list of ids, or a number
+    Column("score", Float, nullable=False),
+    Column("answered_at", DateTime(timezone=True), nullable=False),
+    UniqueConstraint("attempt_id", "question_id", name="uq_response_once"),
+    Index("ix_responses_bank_question", "bank_id", "question_id"),
+)
+
+
+class StorageError(AppError):
+    status = 503
+    title = "Not saved"
+
+
+@dataclass(frozen=True)
+class StoredResponse:
+    question_id: str
+    answer: Any
+    score: float
+    seed: int
+
+
+def now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def _sqlite_pragmas(dbapi_connection, _record) -> None:
+    # WAL lets readers and one writer work at once; the busy timeout makes writers wait their
+    # turn instead of failing; foreign keys are off by default in SQLite.
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.close()
+
+
+def make_engine(url: str) -> Engine:
+    if url.startswith("sqlite"):
+        engine = create_engine(url, connect_args={"timeout": 30})
+        event.listen(engine, "connect", _sqlite_pragmas)
+        return engine
+    return create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=10)
+
+
+def default_url(app: Flask) -> str:
+    path = Path(app.instance_path) / "attention-quiz.sqlite3"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{path}"
+
+
+def migrate(engine: Engine) -> int:
+    """Create or upgrade the schema; safe to run any number of times. Returns the schema version."""
+    metadata.create_all(engine, checkfirst=True)
+    with engine.begin() as connection:
+        row = connection.execute(select(schema_info.c.version).where(schema_info.c.id == 1)).first()
+        if row is None:
+            try:
+                connection.execute(insert(schema_info).values(id=1, version=SCHEMA_VERSION))
+            except IntegrityError:
+                pass  # another process migrated at the same moment
+        # Future schema changes go here, each guarded by `row.version < N`.
+    return SCHEMA_VERSION
+
+
+def engine() -> Engine:
+    return current_app.extensions["db_engine"]
+
+
+def _write(statement_fn):
+    try:
+        with engine().begin() as connection:
+            return statement_fn(connection)
+    except IntegrityError:
+        raise
+    except SQLAlchemyError as error:
+        log.exception("database write failed")
+        raise StorageError("Your answer could not be saved because the database is unavailable. "
+                           "Nothing was lost on your side: go back and submit again in a moment.") from error
+
+
+def start_attempt(attempt_id: str, bank_id: str, seed: int, display_name: str | None = None) -> None:
+    def run(connection):
+        connection.execute(insert(attempts).values(
+            id=attempt_id, bank_id=bank_id, seed=seed, display_name=display_name, started_at=now()))
+    _write(run)
+
+
+def record_response(attempt_id: str, bank_id: str, question_id: str, seed: int, answer: Any,
+                    score: float, question_count: int) -> bool:
+    """Store the first answer to a question in an attempt. False if one was already stored."""
+    def run(connection):
+        connection.execute(insert(responses).values(
+            attempt_id=attempt_id, bank_id=bank_id, question_id=question_id, seed=seed,
+            answer=json.dumps(answer), score=score, answered_at=now()))
+        answered, total = connection.execute(
+            select(func.count(), func.coalesce(func.sum(responses.c.score), 0.0))
+            .where(responses.c.attempt_id == attempt_id)).one()
+        if answered >= question_count:
+            connection.execute(update(attempts).where(attempts.c.id == attempt_id).values(
+                finished_at=now(), total_score=float(total), max_score=question_count))
+        return True
+    try:
+        return _write(run)
+    except IntegrityError:
+        return False  # a double submit, maybe from another server: the first answer stands
+
+
+def attempt_row(attempt_id: str):
+    with engine().connect() as connection:
+        return connection.execute(select(attempts).where(attempts.c.id == attempt_id)).first()
+
+
+def attempt_responses(attempt_id: str) -> dict[str, StoredResponse]:
+    with engine().connect() as connection:
+        rows = connection.execute(select(responses.c.question_id, responses.c.answer, responses.c.score,
+                                         responses.c.seed).where(responses.c.attempt_id == attempt_id))
+        return {r.question_id: StoredResponse(r.question_id, json.loads(r.answer), r.score, r.seed) for r in rows}
+
+
+def set_display_name(attempt_id: str, name: str | None) -> None:
+    _write(lambda c: c.execute(update(attempts).where(attempts.c.id == attempt_id).values(display_name=name)))
+
+
+def healthy() -> bool:
+    try:
+        with engine().connect() as connection:
+            connection.execute(text("SELECT 1"))
+        return True
+    except SQLAlchemyError:
+        return False
+
+
+def init_app(app: Flask) -> None:
+    url = app.config.get("DATABASE_URL") or default_url(app)
+    db_engine = make_engine(url)
+    app.extensions["db_engine"] = db_engine
+    if app.config.get("DATABASE_AUTO_MIGRATE", True):
+        migrate(db_engine)
+
+    @app.cli.command("init-db")
+    def init_db_command() -> None:
+        """Create or upgrade the database schema (idempotent)."""
+        version = migrate(db_engine)
+        click.echo(f"database ready at schema version {version}: {db_engine.url.render_as_string(hide_password=True)}")

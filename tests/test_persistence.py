@@ -1,0 +1,145 @@
+"""Persistence: every answer is stored, the first answer stands, concurrent writes lose nothing,
+a failed write is an error the student sees, and the same code runs on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+import threading
+import uuid
+
+import pytest
+from sqlalchemy import func, select
+
+from app import create_app, db
+from conftest import SEED_BANK, answer_via_form, csrf_token
+from test_seed import EXPECTED
+
+
+def _rows(app):
+    with app.extensions["db_engine"].connect() as connection:
+        return connection.execute(select(db.responses).order_by(db.responses.c.id)).all()
+
+
+def _attempts(app):
+    with app.extensions["db_engine"].connect() as connection:
+        return connection.execute(select(db.attempts)).all()
+
+
+def test_each_answer_is_stored_with_attempt_seed_answer_score_and_time(app, client):
+    answer_via_form(client, SEED_BANK, "head-dimension", "64")
+    answer_via_form(client, SEED_BANK, "transformer-advantages", ["long-range", "hardware"])
+    rows = _rows(app)
+    assert [(r.question_id, json.loads(r.answer), r.score) for r in rows] == [
+        ("head-dimension", "64", 0.0), ("transformer-advantages", ["long-range", "hardware"], 1.0)]
+    attempt = _attempts(app)[0]
+    assert {r.attempt_id for r in rows} == {attempt.id}
+    assert all(r.bank_id == SEED_BANK and r.seed == attempt.seed and r.answered_at is not None for r in rows)
+    assert attempt.finished_at is None
+
+
+def test_a_finished_attempt_stores_its_total(app, client):
+    for question_id, (key, _) in EXPECTED.items():
+        value = ("true" if key else "false") if isinstance(key, bool) else key
+        answer_via_form(client, SEED_BANK, question_id, value)
+    attempt = _attempts(app)[0]
+    assert attempt.finished_at is not None
+    assert attempt.total_score == 9.0 and attempt.max_score == 9
+
+
+def test_retake_starts_a_new_attempt_and_keeps_the_old_answers(app, client):
+    answer_via_form(client, SEED_BANK, "head-dimension", "64")
+    summary = client.get(f"/quiz/{SEED_BANK}/summary").get_data(as_text=True)
+    client.post(f"/quiz/{SEED_BANK}/retake", data={"csrf_token": csrf_token(summary)})
+    answer_via_form(client, SEED_BANK, "head-dimension", "32")
+    rows = _rows(app)
+    assert len(rows) == 2 and len({r.attempt_id for r in rows}) == 2
+
+
+def test_double_submit_stores_one_row(app, client):
+    page = client.get(f"/quiz/{SEED_BANK}/head-dimension").get_data(as_text=True)
+    token = csrf_token(page)
+    for answer in ("32", "64", "32"):
+        assert client.post(f"/quiz/{SEED_BANK}/head-dimension", data={"csrf_token": token, "answer": answer}).status_code == 303
+    assert [json.loads(r.answer) for r in _rows(app)] == ["32"]
+
+
+def test_concurrent_students_lose_no_answer_on_sqlite(app):
+    students = 12
+    questions = list(EXPECTED)[:4]
+    errors: list[BaseException] = []
+
+    def student(index: int) -> None:
+        try:
+            client = app.test_client()
+            for question_id in questions:
+                key = EXPECTED[question_id][0]
+                value = ("true" if key else "false") if isinstance(key, bool) else key
+                response = answer_via_form(client, SEED_BANK, question_id, value)
+                assert response.status_code == 303, response.status_code
+        except BaseException as error:  # reported below, with the thread's failure
+            errors.append(error)
+
+    threads = [threading.Thread(target=student, args=(i,)) for i in range(students)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    rows = _rows(app)
+    assert len(rows) == students * len(questions)
+    assert all(r.score == 1.0 for r in rows)
+    assert len({r.attempt_id for r in rows}) == students
+
+
+def test_sqlite_runs_in_wal_mode_with_a_busy_timeout(app):
+    with app.extensions["db_engine"].connect() as connection:
+        assert connection.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert connection.exec_driver_sql("PRAGMA busy_timeout").scalar() == 30000
+
+
+def test_a_failed_write_is_an_error_the_student_sees(app, client, monkeypatch):
+    from sqlalchemy.exc import OperationalError
+
+    def broken(*args, **kwargs):
+        raise OperationalError("INSERT", {}, Exception("disk I/O error"))
+
+    page = client.get(f"/quiz/{SEED_BANK}/head-dimension").get_data(as_text=True)
+    monkeypatch.setattr(db, "start_attempt", lambda *a, **k: db._write(lambda c: broken()))
+    response = client.post(f"/quiz/{SEED_BANK}/head-dimension", data={"csrf_token": csrf_token(page), "answer": "32"})
+    assert response.status_code == 503
+    html = response.get_data(as_text=True)
+    assert "could not be saved" in html and "submit again" in html
+    assert "Traceback" not in html
+    monkeypatch.undo()
+    # Once the database is back, the same submission goes through.
+    retry = client.post(f"/quiz/{SEED_BANK}/head-dimension", data={"csrf_token": csrf_token(page), "answer": "32"})
+    assert retry.status_code == 303 and len(_rows(app)) == 1
+
+
+def test_init_db_is_idempotent(runner, app):
+    for _ in range(2):
+        result = runner.invoke(args=["init-db"])
+        assert result.exit_code == 0, result.output
+        assert "schema version 1" in result.output
+
+
+def test_healthz_reports_the_database(client, app, monkeypatch):
+    assert client.get("/healthz").get_json()["database"] is True
+    monkeypatch.setattr(db, "healthy", lambda: False)
+    response = client.get("/healthz")
+    assert response.status_code == 503 and response.get_json()["status"] == "unavailable"
+
+
+def test_same_flow_on_postgresql(postgres, quiz_dir):
+    url = postgres.create_database("flow_" + uuid.uuid4().hex[:8])
+    app = create_app({"TESTING": True, "SECRET_KEY": "pg-secret", "QUIZ_DIR": str(quiz_dir), "DATABASE_URL": url})
+    client = app.test_client()
+    answer_via_form(client, SEED_BANK, "head-dimension", "32")
+    token = csrf_token(client.get(f"/quiz/{SEED_BANK}/summary").get_data(as_text=True))
+    client.post(f"/quiz/{SEED_BANK}/head-dimension", data={"csrf_token": token, "answer": "64"})  # ignored
+    page = client.get(f"/quiz/{SEED_BANK}/head-dimension/answer").get_data(as_text=True)
+    assert '<h1 id="verdict">Correct</h1>' in page
+    with app.extensions["db_engine"].connect() as connection:
+        assert connection.execute(select(func.count()).select_from(db.responses)).scalar() == 1
+    assert db.migrate(app.extensions["db_engine"]) == 1  # idempotent on PostgreSQL too
+    app.extensions["db_engine"].dispose()
