@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import html
+import xml.etree.ElementTree as ElementTree
 
 import latex2mathml.converter
 from markdown_it import MarkdownIt
@@ -15,12 +16,50 @@ from markupsafe import Markup
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
 
+MATHML_NS = "http://www.w3.org/1998/Math/MathML"
+ElementTree.register_namespace("", MATHML_NS)
+
+# latex2mathml copies \text{...} verbatim and turns \href into an href attribute, so its output is
+# re-built from a whitelist: MathML presentation elements and layout attributes only.
+_MATHML_ELEMENTS = frozenset(
+    "math mrow mi mn mo ms mtext mspace msup msub msubsup mfrac msqrt mroot mstyle merror mpadded "
+    "mphantom mfenced menclose munder mover munderover mtable mtr mtd mlabeledtr semantics annotation "
+    "mmultiscripts mprescripts none".split()
+)
+_MATHML_ATTRIBUTES = frozenset(
+    "display mathvariant stretchy fence separator accent accentunder lspace rspace width height depth "
+    "linethickness columnalign rowalign columnspacing rowspacing columnlines rowlines frame framespacing "
+    "equalrows equalcolumns displaystyle scriptlevel minsize maxsize movablelimits largeop symmetric form "
+    "notation open close separators align".split()
+)
+
+
+def _safe_mathml(markup: str) -> str | None:
+    """The MathML with every element and attribute outside the whitelist removed; None if unparsable."""
+    try:
+        root = ElementTree.fromstring(markup)
+    except ElementTree.ParseError:
+        return None
+    for element in root.iter():
+        namespace, _, local = element.tag.rpartition("}")
+        if namespace.lstrip("{") != MATHML_NS or local not in _MATHML_ELEMENTS:
+            return None
+        for name in list(element.attrib):
+            if name not in _MATHML_ATTRIBUTES:
+                del element.attrib[name]
+    return ElementTree.tostring(root, encoding="unicode", short_empty_elements=True)
+
+
 def _render_math(latex: str, options: dict) -> str:
     display = "block" if options.get("display_mode") else "inline"
     try:
-        return latex2mathml.converter.convert(latex, display=display)
+        converted = latex2mathml.converter.convert(latex, display=display)
     except Exception:  # latex2mathml raises many kinds; show the source rather than fail the page
+        converted = None
+    safe = _safe_mathml(converted) if converted else None
+    if safe is None:
         return f'<code class="math-error">{html.escape(latex)}</code>'
+    return safe
 
 
 @functools.cache

@@ -1,0 +1,113 @@
+"""Security defaults: hostile bank content renders inert, forms need CSRF tokens, headers are set."""
+
+from __future__ import annotations
+
+import re
+import shutil
+
+import pytest
+
+from app import create_app
+from conftest import answer_via_form, csrf_token
+
+HOSTILE_BANK = """
+id: hostile
+title: "<script>alert('title')</script> Bank"
+description: "[click](javascript:alert('desc')) <img src=x onerror=alert(1)>"
+questions:
+  - id: q1
+    type: single_choice
+    prompt: |
+      <script>alert('prompt')</script> and [a link](javascript:alert('prompt-link'))
+      and <iframe src="https://example.org"></iframe> and $\\text{<script>}$
+    options:
+      - {id: a, text: "<b onmouseover=alert(1)>A</b>", correct: true, feedback: "<script>alert('fb')</script>"}
+      - {id: b, text: "[B](javascript:alert('opt'))"}
+    explanation: "<svg onload=alert(1)> [x](JaVaScRiPt:alert('expl')) [data](data:text/html,<script>alert(1)</script>)"
+    learn: "/learn/attention#soft-lookup"
+"""
+
+
+@pytest.fixture
+def hostile_client(tmp_path, quiz_dir):
+    folder = tmp_path / "banks"
+    folder.mkdir()
+    (folder / "hostile.yaml").write_text(HOSTILE_BANK)
+    shutil.copy(quiz_dir / "attention-transformers.yaml", folder)
+    app = create_app({"TESTING": True, "SECRET_KEY": "s", "QUIZ_DIR": str(folder),
+                      "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"})
+    assert "hostile" in app.extensions["banks"].banks, app.extensions["banks"].errors
+    return app.test_client()
+
+
+def _assert_inert(html: str) -> None:
+    body = html.split("<main", 1)[1].split("</main>", 1)[0]
+    assert "<script" not in body.lower()
+    assert not re.search(r"<(iframe|svg|img|b)\b[^>]*\bon\w+=", body, re.I)
+    assert not re.search(r'href="\s*(javascript|data):', body, re.I)
+    assert "<iframe" not in body
+
+
+def test_hostile_bank_renders_inert_on_every_page(hostile_client):
+    pages = ["/", "/quiz/hostile/", "/quiz/hostile/q1"]
+    for path in pages:
+        response = hostile_client.get(path)
+        assert response.status_code == 200
+        _assert_inert(response.get_data(as_text=True))
+    response = answer_via_form(hostile_client, "hostile", "q1", "a")
+    answer_page = hostile_client.get(response.location).get_data(as_text=True)
+    _assert_inert(answer_page)
+    assert "&lt;script&gt;alert(&#39;fb&#39;)&lt;/script&gt;" in answer_page or "&lt;script&gt;" in answer_page
+    _assert_inert(hostile_client.get("/quiz/hostile/summary").get_data(as_text=True))
+    api = hostile_client.get("/api/banks/hostile").get_json()
+    assert "<script" not in api["questions"][0]["prompt_html"]
+
+
+def test_learn_links_must_be_site_paths_or_http(tmp_path):
+    from app.bank.loader import load_bank_bytes
+
+    bad = HOSTILE_BANK.replace('learn: "/learn/attention#soft-lookup"', 'learn: "javascript:alert(1)"')
+    result = load_bank_bytes(bad.encode(), "hostile.yaml")
+    assert result.bank is None
+    assert any("learn" in e.field and "not a link" in e.message for e in result.errors)
+
+
+@pytest.mark.parametrize("path", ["/quiz/attention-transformers/head-dimension", "/quiz/attention-transformers/retake"])
+def test_form_posts_require_a_csrf_token(client, path):
+    for data in ({"answer": "32"}, {"answer": "32", "csrf_token": "forged"}):
+        response = client.post(path, data=data)
+        assert response.status_code == 400
+        assert "security token" in response.get_data(as_text=True)
+
+
+def test_every_post_form_in_the_pages_carries_a_token(client):
+    answer_via_form(client, "attention-transformers", "head-dimension", "32")
+    for path in ["/quiz/attention-transformers/soft-dictionary-lookup", "/quiz/attention-transformers/summary"]:
+        html = client.get(path).get_data(as_text=True)
+        for form in re.findall(r"<form[^>]*method=\"post\".*?</form>", html, re.S):
+            assert 'name="csrf_token"' in form
+
+
+def test_submissions_are_rate_limited(app, client):
+    app.config["RATE_LIMIT_SUBMIT"] = "2 per minute"
+    page = client.get("/quiz/attention-transformers/head-dimension").get_data(as_text=True)
+    token = csrf_token(page)
+    codes = [client.post("/quiz/attention-transformers/head-dimension", data={"csrf_token": token, "answer": "32"}).status_code
+             for _ in range(3)]
+    assert codes == [303, 303, 429]
+    assert "Too many requests" in client.post("/quiz/attention-transformers/head-dimension",
+                                              data={"csrf_token": token, "answer": "32"}).get_data(as_text=True)
+
+
+def test_security_headers_on_every_kind_of_response(client):
+    for path in ["/", "/api/banks", "/plots/head-split.svg", "/learn/", "/nowhere"]:
+        headers = client.get(path).headers
+        assert "unsafe-inline" not in headers["Content-Security-Policy"]
+        assert "frame-ancestors 'none'" in headers["Content-Security-Policy"]
+        assert headers["X-Content-Type-Options"] == "nosniff"
+        assert headers["Referrer-Policy"] == "same-origin"
+
+
+def test_refuses_a_well_known_secret_key_in_production(tmp_path):
+    with pytest.raises(RuntimeError, match="Refusing to start"):
+        create_app({"SECRET_KEY": "dev", "DATABASE_URL": f"sqlite:///{tmp_path / 'x.db'}"})
