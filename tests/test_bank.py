@@ -388,7 +388,7 @@ QUESTION_CASES = [
         """,
         ["bank.yaml:4:5: questions[0].explanation: this required field is missing; add it",
          "bank.yaml:7:5: questions[0].explaination: unknown field 'explaination'; did you mean 'explanation'? "
-         "(allowed: id, type, prompt, options, answer, explanation, tags, scoring, tolerance, unit, visual, learn)"],
+         "(allowed: id, type, prompt, options, answer, explanation, tags, scoring, tolerance, unit, visual, learn, params, where)"],
         id="question-field-typo",
     ),
     pytest.param(
@@ -854,7 +854,7 @@ QUESTION_CASES = [
     ),
     pytest.param(
         GOOD_QUESTION.replace("answer: 8", "answer: '8'"),
-        ["bank.yaml:8:13: questions[0].answer: a numeric answer must be a finite number; got '8'"],
+        ["bank.yaml:8:13: questions[0].answer: a numeric answer must be a finite number; got '8' (an expression like \"d_model / num_heads\" needs params: declared on the question)"],
         id="numeric-quoted-answer",
     ),
     pytest.param(
@@ -979,7 +979,7 @@ def test_errors_are_collected_across_the_file_in_line_order():
         "bank.yaml:9:35: questions[0].options[0].correct: expected a boolean (true or false), got 'yes'; banks "
         "are read as YAML 1.2, where this word is text, so write true or false",
         "bank.yaml:15:5: questions[1].hint: unknown field 'hint' (allowed: id, type, prompt, options, answer, "
-        "explanation, tags, scoring, tolerance, unit, visual, learn)",
+        "explanation, tags, scoring, tolerance, unit, visual, learn, params, where)",
         "bank.yaml:17:1: title: duplicate key 'title' (first defined at line 2); each key may appear once in a "
         "mapping, so remove or rename one",
     ]
@@ -988,7 +988,7 @@ def test_errors_are_collected_across_the_file_in_line_order():
 def test_one_bad_question_does_not_hide_the_others_errors():
     body = GOOD_QUESTION.replace("answer: 8", "answer: eight") + GOOD_QUESTION.replace("id: heads", "id: Bad")
     assert errors_of(questions(body)) == [
-        "bank.yaml:8:13: questions[0].answer: a numeric answer must be a finite number; got 'eight'",
+        "bank.yaml:8:13: questions[0].answer: a numeric answer must be a finite number; got 'eight' (an expression like \"d_model / num_heads\" needs params: declared on the question)",
         "bank.yaml:9:9: questions[1].id: 'Bad' is not a valid id: use lowercase letters, digits, '-' and '_' "
         "(at most 64 characters), starting with a letter or digit",
     ]
@@ -1203,7 +1203,7 @@ def test_registry_serves_good_banks_and_records_broken_ones(tmp_path, caplog):
     assert registry.get("demo").question("heads").answer == 8.0
     ((file, errors),) = registry.errors.items()
     assert file.endswith("broken.yaml")
-    assert [e.message for e in errors] == ["a numeric answer must be a finite number; got 'eight'"]
+    assert [e.message for e in errors] == ["a numeric answer must be a finite number; got 'eight' (an expression like \"d_model / num_heads\" needs params: declared on the question)"]
     assert (errors[0].line, errors[0].column, errors[0].field) == (8, 13, "questions[0].answer")
     assert "skipping bank" in caplog.text and "got 'eight'" in caplog.text
 

@@ -83,7 +83,7 @@ def test_bundled_quizzes_are_valid():
     assert result.exit_code == 0, result.output
     assert result.stdout == ""  # stdout carries only errors
     assert "attention-transformers (9 questions)" in result.stderr
-    assert "1 file(s) checked, 0 with errors, 0 error(s) in all" in result.stderr
+    assert "2 file(s) checked, 0 with errors, 0 error(s) in all" in result.stderr
 
 
 def test_broken_file_exits_1_and_prints_every_error_in_line_order(bank_dir):

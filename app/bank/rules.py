@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
+from . import variants
 from .schema import Option, Question, Tolerance
 from .yamlsource import Path
 
@@ -162,8 +163,12 @@ def _check_numeric(question: Question, problems: Problems) -> Question:
     if answer is None:
         problems.append((("answer",), "a numeric question needs 'answer: <number>'"))
         return question
+    if isinstance(answer, str) and question.params:
+        # An expression over the params, e.g. "d_model / num_heads", checked by variants.check.
+        return question.model_copy(update={"tolerance": question.tolerance or Tolerance()})
     if isinstance(answer, bool) or not isinstance(answer, (int, float)) or not math.isfinite(answer):
-        problems.append((("answer",), f"a numeric answer must be a finite number; got {_show(answer)}"))
+        hint = " (an expression like \"d_model / num_heads\" needs params: declared on the question)" if isinstance(answer, str) else ""
+        problems.append((("answer",), f"a numeric answer must be a finite number; got {_show(answer)}{hint}"))
         return question
     return question.model_copy(update={"answer": float(answer), "tolerance": question.tolerance or Tolerance()})
 
@@ -177,7 +182,26 @@ def check_question(question: Question, raw: dict, visual_checker: Callable | Non
         question = _check_numeric(question, problems)
     else:
         question = _check_choice(question, problems)
-    if question.visual is not None and visual_checker is not None:
-        for path, message in visual_checker(question.visual.kind, dict(question.visual.params)):
-            problems.append((("visual",) + tuple(path), message))
+    if question.params:
+        if not problems:
+            problems.extend(variants.check(question, visual_checker))
+    else:
+        if question.where:
+            problems.append((("where",), "'where' constrains params, but this question declares no params"))
+        for path, text in _texts(question):
+            if variants.PLACEHOLDER.search(text):
+                problems.append((path, "uses {{ ... }} but the question declares no params; add params: or remove the braces"))
+                break
+        if question.visual is not None and visual_checker is not None:
+            for path, message in visual_checker(question.visual.kind, dict(question.visual.params)):
+                problems.append((("visual",) + tuple(path), message))
     return question, problems
+
+
+def _texts(question: Question):
+    yield ("prompt",), question.prompt
+    yield ("explanation",), question.explanation
+    for i, option in enumerate(question.options):
+        yield ("options", i, "text"), option.text
+        if option.feedback:
+            yield ("options", i, "feedback"), option.feedback

@@ -57,6 +57,20 @@ class Tolerance(Strict):
         return error <= allowed or math.isclose(error, allowed, rel_tol=1e-9)
 
 
+class IntRange(Strict):
+    """An integer parameter drawn uniformly from min..max (inclusive) in steps of `step`."""
+
+    min: int
+    max: int
+    step: int = Field(default=1, ge=1)
+
+
+ParamValue = int | float | str
+# A parameter is a list of choices, or an integer range.
+ParamSpec = Annotated[list[ParamValue], Field(min_length=1, max_length=1000)] | IntRange
+ParamName = Annotated[str, StringConstraints(pattern=r"^[a-z_][a-z0-9_]{0,31}$")]
+
+
 class Visual(Strict):
     """An open spec for the question's live plot: a kind and its parameters."""
 
@@ -82,6 +96,10 @@ class Question(Strict):
     unit: Text | None = None
     visual: Visual | None = None
     learn: LinkTarget | None = None
+    # Seeded variants: values drawn per attempt and substituted as {{ expression }} in the prompt,
+    # options, feedback, explanation and visual params; `where` rejects unwanted combinations.
+    params: dict[ParamName, ParamSpec] | None = None
+    where: Text | None = None
 
     @property
     def correct_option_ids(self) -> tuple[str, ...]:

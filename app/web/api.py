@@ -9,6 +9,7 @@ from flask import Blueprint, abort, jsonify, request
 
 from ..bank import banks
 from ..bank.schema import Bank, Question
+from ..bank.variants import has_params, instantiate
 from ..errors import BadInput
 from ..grading import grade, parse_answer
 from ..markup import render_inline, render_markdown
@@ -21,10 +22,27 @@ def bank_summary(bank: Bank) -> dict:
             "question_count": len(bank.questions)}
 
 
-def public_question(question: Question) -> dict:
+MAX_SEED = 2**31 - 1
+
+
+def _seed(value) -> int:
+    """The variant seed of a parameterised question (default 0); bounded like the app's own seeds."""
+    if value is None:
+        return 0
+    if isinstance(value, str) and value.isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_SEED:
+        raise BadInput(f"seed must be a whole number from 0 to {MAX_SEED}.")
+    return value
+
+
+def public_question(question: Question, seed: int = 0) -> dict:
     """A question as a student may see it before answering: no `correct` flags, no feedback."""
+    parameterised = has_params(question)
+    question = instantiate(question, seed)
     return {
         "id": question.id,
+        "seed": seed if parameterised else None,
         "type": question.type,
         "prompt": question.prompt,
         "prompt_html": str(render_markdown(question.prompt)),
@@ -51,7 +69,7 @@ def show_bank(bank_id: str):
 @bp.get("/banks/<bank_id>/questions/<question_id>")
 def show_question(bank_id: str, question_id: str):
     _, question = banks().question(bank_id, question_id)
-    return jsonify(public_question(question))
+    return jsonify(public_question(question, _seed(request.args.get("seed"))))
 
 
 @bp.post("/banks/<bank_id>/questions/<question_id>/grade")
@@ -64,9 +82,10 @@ def grade_answer(bank_id: str, question_id: str):
         raise BadInput("The body is not valid JSON; send {\"answer\": ...}.")
     if not isinstance(body, dict):
         raise BadInput("The body must be a JSON object like {\"answer\": ...}.")
-    unknown = sorted(set(body) - {"answer"})
+    unknown = sorted(set(body) - {"answer", "seed"})
     if unknown:
-        raise BadInput(f"Unknown field(s) {', '.join(map(repr, unknown))}; the body has only \"answer\".")
+        raise BadInput(f"Unknown field(s) {', '.join(map(repr, unknown))}; the body has \"answer\" and an optional \"seed\".")
     if "answer" not in body:
         raise BadInput("The answer is missing: send {\"answer\": ...}.")
+    question = instantiate(question, _seed(body.get("seed")))
     return jsonify(grade(question, parse_answer(question, body["answer"])).as_dict())

@@ -13,6 +13,7 @@ from flask import session
 
 from .. import db
 from ..bank.schema import Bank, Question
+from ..bank.variants import instantiate
 from ..errors import BadInput
 from ..grading import Answer, Grade, grade, parse_answer
 
@@ -32,6 +33,25 @@ def attempt(bank: Bank) -> db.StoredResponse | None:
     return db.attempt_row(current) if current else None
 
 
+def seed(bank: Bank) -> int:
+    """The variant seed of this student's attempt: from the stored attempt, else kept in the session
+    until the first answer starts the attempt (so the variant seen is the variant graded)."""
+    current = attempt_id(bank)
+    row = db.attempt_row(current) if current else None
+    if row is not None:
+        return row.seed
+    seeds = session.setdefault("seeds", {})
+    if bank.id not in seeds:
+        seeds[bank.id] = secrets.randbelow(MAX_SEED)
+        session.modified = True
+    return seeds[bank.id]
+
+
+def variant(bank: Bank, question: Question) -> Question:
+    """The concrete question this student sees (parameterised questions get their own numbers)."""
+    return instantiate(question, seed(bank))
+
+
 def ensure_attempt(bank: Bank, display_name: str | None = None) -> str:
     """The session's attempt at `bank`, started in the database if there is none (or it was lost)."""
     current = attempt_id(bank)
@@ -40,7 +60,7 @@ def ensure_attempt(bank: Bank, display_name: str | None = None) -> str:
             db.set_display_name(current, display_name)
         return current
     current = secrets.token_hex(16)
-    db.start_attempt(current, bank.id, secrets.randbelow(MAX_SEED), display_name)
+    db.start_attempt(current, bank.id, seed(bank), display_name)
     _attempt_ids()[bank.id] = current
     session.modified = True
     return current
@@ -55,15 +75,16 @@ def answers(bank: Bank) -> dict[str, Answer]:
     valid: dict[str, Answer] = {}
     for question in bank.questions:
         if question.id in stored:
+            response = stored[question.id]
             try:
-                valid[question.id] = parse_answer(question, stored[question.id].answer)
+                valid[question.id] = parse_answer(instantiate(question, response.seed), response.answer)
             except BadInput:
                 continue
     return valid
 
 
 def record(bank: Bank, question: Question, answer: Answer) -> bool:
-    """Store a first answer; False (keeping the first) if the question was already answered."""
+    """Store a first answer to the concrete `question` (from variant()); False if already answered."""
     current = ensure_attempt(bank)
     row = db.attempt_row(current)
     score = grade(question, answer).score
@@ -71,11 +92,13 @@ def record(bank: Bank, question: Question, answer: Answer) -> bool:
 
 
 def reset(bank: Bank) -> None:
-    """Forget the session's attempt; the next answer starts a new one. Stored answers are kept."""
+    """Forget the session's attempt; the next answer starts a new one (with new variants).
+    Stored answers are kept."""
     _attempt_ids().pop(bank.id, None)
+    session.get("seeds", {}).pop(bank.id, None)
     session.modified = True
 
 
 def grades(bank: Bank) -> dict[str, Grade]:
     given = answers(bank)
-    return {q.id: grade(q, given[q.id]) for q in bank.questions if q.id in given}
+    return {q.id: grade(variant(bank, q), given[q.id]) for q in bank.questions if q.id in given}

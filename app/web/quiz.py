@@ -30,7 +30,9 @@ def start(bank_id: str):
     bank = banks().get(bank_id)
     answered = progress.answers(bank)
     next_question = next((q for q in bank.questions if q.id not in answered), None)
-    return render_template("quiz/start.html", bank=bank, answered=answered, next_question=next_question)
+    questions = [progress.variant(bank, q) for q in bank.questions]
+    return render_template("quiz/start.html", bank=bank, questions=questions, answered=answered,
+                           next_question=next_question)
 
 
 def _context(bank, question, answered):
@@ -46,6 +48,7 @@ def question(bank_id: str, question_id: str):
     answered = progress.answers(bank)
     if item.id in answered:
         return redirect(url_for(".answer", bank_id=bank.id, question_id=item.id), 303)
+    item = progress.variant(bank, item)
     return render_template("quiz/question.html", **_context(bank, item, answered), error=None)
 
 
@@ -54,6 +57,7 @@ def question(bank_id: str, question_id: str):
 def submit(bank_id: str, question_id: str):
     bank, item = banks().question(bank_id, question_id)
     answered = progress.answers(bank)
+    item = progress.variant(bank, item)
     if item.id not in answered:  # a double submit or a resubmit after "back" keeps the first answer
         try:
             answer = parse_form_answer(item, request.form.getlist("answer"))
@@ -70,6 +74,7 @@ def answer(bank_id: str, question_id: str):
     answered = progress.answers(bank)
     if item.id not in answered:
         return redirect(url_for(".question", bank_id=bank.id, question_id=item.id), 303)
+    item = progress.variant(bank, item)
     result = grade(item, answered[item.id])
     visual = None
     if item.visual is not None:
@@ -83,7 +88,8 @@ def summary(bank_id: str):
     bank = banks().get(bank_id)
     results = progress.grades(bank)
     total = sum(g.score for g in results.values())
-    return render_template("quiz/summary.html", bank=bank, grades=results, total=total,
+    questions = [progress.variant(bank, q) for q in bank.questions]
+    return render_template("quiz/summary.html", bank=bank, questions=questions, grades=results, total=total,
                            max_score=len(bank.questions))
 
 

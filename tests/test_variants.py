@@ -1,0 +1,159 @@
+"""Parameterised questions: the safe expression language, seeded draws, substitution, the loader's
+checks, and the practice bank taken by students who each get their own stable numbers."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from app.bank.expressions import ExpressionError, compile_expression, format_number
+from app.bank.loader import load_bank_bytes
+from app.bank.variants import draw, instantiate
+from app.visuals import check_visual
+from conftest import answer_via_form, csrf_token
+
+PRACTICE = "attention-practice"
+
+
+@pytest.mark.parametrize("text, values, expected", [
+    ("d_model / num_heads", {"d_model": 128, "num_heads": 4}, 32.0),
+    ("d_model // num_heads", {"d_model": 130, "num_heads": 4}, 32),
+    ("2 ** k", {"k": 10}, 1024),
+    ("max(a, b) - min(a, b)", {"a": 3, "b": 9}, 6),
+    ("attention_flops(n, n, d, d)", {"n": 16, "d": 8}, 16 * 16 * (8 + 8)),
+    ("sqrt(d)", {"d": 64}, 8.0),
+    ("a % b == 0 and a > b", {"a": 12, "b": 4}, True),
+    ("1 if a < b else 2", {"a": 1, "b": 2}, 1),
+])
+def test_expressions_compute_with_whitelisted_operations(text, values, expected):
+    assert compile_expression(text, set(values)).evaluate(values) == expected
+
+
+@pytest.mark.parametrize("text, message", [
+    ("__import__('os').system('x')", "only these functions"),
+    ("().__class__", "not allowed"),
+    ("x.real", "Attribute is not allowed"),
+    ("open('f')", "only these functions"),
+    ("y + 1", "unknown name 'y'"),
+    ("[1, 2]", "List is not allowed"),
+    ("'text'", "only numbers"),
+    ("(lambda: 1)()", "only these functions"),
+    ("x +", "not a valid expression"),
+    ("x" + " + x" * 100, "at most 200 characters"),
+])
+def test_expressions_refuse_anything_else(text, message):
+    with pytest.raises(ExpressionError, match=re.escape(message)):
+        compile_expression(text, {"x"}).evaluate({"x": 1})
+
+
+@pytest.mark.parametrize("text, message", [
+    ("x ** 1000", "powers are limited"),
+    ("x / 0", "division by zero"),
+    ("10 ** 20", "too large"),
+    ("sqrt(0 - x)", "sqrt(...) failed"),
+])
+def test_expressions_are_bounded_at_evaluation(text, message):
+    with pytest.raises(ExpressionError, match=re.escape(message)):
+        compile_expression(text, {"x"}).evaluate({"x": 2})
+
+
+def test_numbers_read_naturally():
+    assert [format_number(v) for v in (32.0, 7, 0.125, 1 / 3, True)] == ["32", "7", "0.125", "0.333333", "true"]
+
+
+BANK = """
+id: v
+title: Variants
+questions:
+  - id: heads
+    type: numeric
+    params:
+      d_model: [64, 96, 128]
+      num_heads: {min: 2, max: 8}
+    where: d_model % num_heads == 0
+    prompt: "d_model = {{ d_model }}, {{ num_heads }} heads: width of a head?"
+    answer: d_model / num_heads
+    explanation: "{{ d_model }} / {{ num_heads }} = {{ d_model / num_heads }}"
+    visual: {kind: head-split, params: {d_model: "{{ d_model }}", num_heads: "{{ num_heads }}"}}
+"""
+
+
+def _question(text=BANK):
+    result = load_bank_bytes(text.encode(), "bank.yaml", check_visual)
+    assert result.errors == (), result.errors
+    return result.bank.questions[0]
+
+
+def test_draw_is_stable_and_respects_where():
+    question = _question()
+    for seed in range(50):
+        values = draw(question, seed)
+        assert values == draw(question, seed)
+        assert values["d_model"] % values["num_heads"] == 0
+    assert len({tuple(draw(question, s).values()) for s in range(50)}) > 5
+
+
+def test_instantiate_substitutes_text_answer_and_visual():
+    question = _question()
+    seed = next(s for s in range(100) if draw(question, s) == {"d_model": 96, "num_heads": 3})
+    concrete = instantiate(question, seed)
+    assert concrete.prompt == "d_model = 96, 3 heads: width of a head?"
+    assert concrete.answer == 32.0
+    assert concrete.explanation == "96 / 3 = 32"
+    assert concrete.visual.params == {"d_model": 96, "num_heads": 3}
+
+
+@pytest.mark.parametrize("change, expected", [
+    (("answer: d_model / num_heads", "answer: d_model / heads"),
+     "bank.yaml:6:5: questions[0].answer: unknown name 'heads' in 'd_model / heads'; params are: d_model, num_heads"),
+    (("{{ num_heads }} heads", "{{ num_heads.bit_length() }} heads"),
+     "bank.yaml:6:5: questions[0].prompt: only these functions may be called"),
+    (("where: d_model % num_heads == 0", "where: d_model % num_heads == 7"),
+     "questions[0].where: seed 0: no values satisfying where"),
+    (("num_heads: {min: 2, max: 8}", "num_heads: {min: 100, max: 200}"),
+     "questions[0].visual.params.num_heads: seed 0:"),
+])
+def test_loader_reports_broken_parameterised_questions(change, expected):
+    result = load_bank_bytes(BANK.replace(*change).encode(), "bank.yaml", check_visual)
+    assert result.bank is None
+    assert any(expected.split(": ", 1)[1] in str(e) for e in result.errors), [str(e) for e in result.errors]
+
+
+def test_braces_without_params_are_an_error():
+    text = BANK.replace("    params:\n      d_model: [64, 96, 128]\n      num_heads: {min: 2, max: 8}\n    where: d_model % num_heads == 0\n", "")
+    result = load_bank_bytes(text.replace("answer: d_model / num_heads", "answer: 32").encode(), "bank.yaml", check_visual)
+    assert result.bank is None
+    assert "declares no params" in str(result.errors[0])
+
+
+def test_students_get_their_own_stable_variant_and_are_graded_on_it(app):
+    seen = []
+    for _ in range(6):
+        client = app.test_client()
+        page = client.get(f"/quiz/{PRACTICE}/head-dimension-variant").get_data(as_text=True)
+        numbers = re.search(r"dimension (\d+) match.*?with (\d+) heads", page, re.S)
+        assert numbers, "the prompt did not get its numbers"
+        d_model, heads = map(int, numbers.groups())
+        assert d_model % heads == 0
+        # The same student sees the same numbers on reload.
+        again = client.get(f"/quiz/{PRACTICE}/head-dimension-variant").get_data(as_text=True)
+        assert re.search(r"dimension (\d+) match.*?with (\d+) heads", again, re.S).groups() == numbers.groups()
+        response = client.post(f"/quiz/{PRACTICE}/head-dimension-variant",
+                               data={"csrf_token": csrf_token(page), "answer": str(d_model // heads)})
+        answer_page = client.get(response.location).get_data(as_text=True)
+        assert '<h1 id="verdict">Correct</h1>' in answer_page
+        assert f"split into {heads} heads of {d_model // heads}" in answer_page  # the visual follows the variant
+        seen.append((d_model, heads))
+    assert len(set(seen)) > 1
+
+
+def test_api_grades_a_given_seed(client):
+    question = client.get(f"/api/banks/{PRACTICE}/questions/head-dimension-variant?seed=7").get_json()
+    assert question["seed"] == 7 and "{{" not in question["prompt"]
+    d_model, heads = map(int, re.search(r"dimension (\d+) match.*?with (\d+) heads", question["prompt"], re.S).groups())
+    url = f"/api/banks/{PRACTICE}/questions/head-dimension-variant/grade"
+    assert client.post(url, json={"answer": d_model / heads, "seed": 7}).get_json()["correct"] is True
+    assert client.post(url, json={"answer": d_model / heads + 1, "seed": 7}).get_json()["correct"] is False
+    bad = client.post(url, json={"answer": 1, "seed": -1})
+    assert bad.status_code == 400 and "seed must be" in bad.get_json()["error"]["message"]
