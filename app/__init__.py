@@ -19,6 +19,7 @@ INSECURE_SECRET_KEYS = {"dev", "development", "secret", "change-me", "changeme",
 
 DEFAULTS = {
     "QUIZ_DIR": str(resource_dir("quizzes")),
+    "QUIZ_HOT_RELOAD": None,  # re-read changed bank files on each request; None: on in debug mode
     "SECRET_KEY": None,  # None: a random key kept in the instance folder (see _ensure_secret_key)
     "MAX_CONTENT_LENGTH": 64 * 1024,  # answers are tiny; anything bigger is refused with 413
     "MAX_FORM_MEMORY_SIZE": 64 * 1024,

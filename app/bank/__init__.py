@@ -20,6 +20,14 @@ def init_app(app: Flask) -> None:
     registry.load()
     app.extensions["banks"] = registry
     app.cli.add_command(validate_command)
+    hot_reload = app.config.get("QUIZ_HOT_RELOAD")
+    if hot_reload is None:
+        hot_reload = app.debug
+    if hot_reload:
+        # Development: an edited YAML file is picked up on the next request, without a restart.
+        @app.before_request
+        def reload_changed_banks() -> None:
+            registry.refresh_if_changed()
 
 
 def banks() -> BankRegistry:

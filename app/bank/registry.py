@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -59,26 +60,63 @@ def load_paths(paths: list[Path], visual_checker: VisualChecker | None = None) -
 
 @dataclass
 class BankRegistry:
+    """The banks being served. `refresh_if_changed` (hot reload) re-reads the folder when a file
+    changed; a bank that stops validating keeps serving its last good version, with its errors kept
+    in `errors` and its id in `stale`, so students are never cut off by an instructor's typo."""
+
     directory: Path
     visual_checker: VisualChecker | None = None
     banks: dict[str, Bank] = field(default_factory=dict)
     errors: dict[str, tuple[BankError, ...]] = field(default_factory=dict)
+    stale: dict[str, str] = field(default_factory=dict)  # bank id -> the file whose new version is broken
+    _last_good: dict[str, Bank] = field(default_factory=dict, repr=False)
+    _snapshot: dict[str, tuple[int, int]] | None = field(default=None, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def _files_snapshot(self) -> dict[str, tuple[int, int]]:
+        try:
+            entries = os.scandir(self.directory)
+        except OSError:
+            return {}
+        with entries:
+            return {e.name: (e.stat().st_mtime_ns, e.stat().st_size) for e in entries
+                    if e.name.endswith(BANK_SUFFIXES) and not e.name.startswith(".")}
 
     def load(self) -> None:
+        snapshot = self._files_snapshot()
         banks: dict[str, Bank] = {}
         errors: dict[str, tuple[BankError, ...]] = {}
+        stale: dict[str, str] = {}
         if not self.directory.is_dir():
             log.error("QUIZ_DIR %s is not a directory; no banks are served", self.directory)
         else:
-            for result in load_paths([self.directory], self.visual_checker):
+            results = load_paths([self.directory], self.visual_checker)
+            for result in results:
+                if result.bank is not None:
+                    banks[result.bank.id] = result.bank
+                    self._last_good[result.file] = result.bank
+            for result in results:
                 if result.bank is None:
                     errors[result.file] = result.errors
-                    log.error("skipping bank %s: %d error(s)\n%s", result.file, len(result.errors),
-                              "\n".join(str(e) for e in result.errors))
-                else:
-                    banks[result.bank.id] = result.bank
-        self.banks, self.errors = banks, errors
+                    previous = self._last_good.get(result.file)
+                    if previous is not None and previous.id not in banks:
+                        banks[previous.id] = previous
+                        stale[previous.id] = result.file
+                    log.error("%s bank %s: %d error(s)\n%s",
+                              "keeping the last good version of" if previous else "skipping",
+                              result.file, len(result.errors), "\n".join(str(e) for e in result.errors))
+        self.banks, self.errors, self.stale, self._snapshot = banks, errors, stale, snapshot
         log.info("serving %d bank(s) from %s", len(banks), self.directory)
+
+    def refresh_if_changed(self) -> bool:
+        """Reload when a bank file was added, removed or modified; True if it reloaded."""
+        if self._files_snapshot() == self._snapshot:
+            return False
+        with self._lock:
+            if self._files_snapshot() == self._snapshot:
+                return False  # another thread reloaded meanwhile
+            self.load()
+        return True
 
     def get(self, bank_id: str) -> Bank:
         bank = self.banks.get(bank_id)
