@@ -20,18 +20,19 @@ INSECURE_SECRET_KEYS = {"dev", "development", "secret", "change-me", "changeme",
 DEFAULTS = {
     "QUIZ_DIR": str(resource_dir("quizzes")),
     "QUIZ_HOT_RELOAD": None,  # re-read changed bank files on each request; None: on in debug mode
+    "INSTRUCTOR_PASSWORD_HASH": None,  # werkzeug hash of the instructor password (flask hash-password); None: sign-in off
     "SECRET_KEY": None,  # None: a random key kept in the instance folder (see _ensure_secret_key)
     "MAX_CONTENT_LENGTH": 64 * 1024,  # answers are tiny; anything bigger is refused with 413
     "MAX_FORM_MEMORY_SIZE": 64 * 1024,
     "WTF_CSRF_TIME_LIMIT": None,  # the token lives as long as the session: a slow student loses nothing
     "DATABASE_URL": None,  # None: SQLite in the instance folder; or postgresql+psycopg://user:pw@host/db
     "DATABASE_AUTO_MIGRATE": True,  # create/upgrade the schema at start-up (same as `flask init-db`)
-    "PLOT_CACHE_ENTRIES": 256,
+    "PLOT_CACHE_ENTRIES": 256,  # rendered figures kept in memory per process (LRU)
     "RATE_LIMIT_SUBMIT": "60 per minute",  # answer submissions per browser session
     "RATE_LIMIT_PLOTS": "300 per minute",  # plot renders per browser session
     "RATE_LIMIT_LOGIN": "10 per minute",  # instructor login attempts per address
     "RATELIMIT_STORAGE_URI": "memory://",  # e.g. redis://host:6379 to share limits between servers
-    "RATELIMIT_HEADERS_ENABLED": True,  # rendered figures kept in memory per process (LRU)
+    "RATELIMIT_HEADERS_ENABLED": True,
     "SESSION_COOKIE_SAMESITE": "Lax",
     "SESSION_COOKIE_HTTPONLY": True,
     "SESSION_COOKIE_SECURE": False,  # set FLASK_SESSION_COOKIE_SECURE=true behind HTTPS
@@ -74,10 +75,11 @@ def create_app(test_config: dict | None = None) -> Flask:
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     _ensure_secret_key(app)
 
-    from . import bank, db, errors, web
+    from . import bank, db, errors, instructor, web
 
     errors.init_app(app)
     db.init_app(app)
     bank.init_app(app)
     web.init_app(app)
+    instructor.init_app(app)
     return app

@@ -1,0 +1,83 @@
+"""Instructor charts: horizontal bar charts of counts (answers picked, score bands) as PNG plus alt text.
+
+A `CountChart` holds the numbers; `render_png` and `alt_text` both read only it, so the picture and
+its description cannot disagree. Built with matplotlib's Figure API (never pyplot).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from matplotlib import colormaps
+from matplotlib.patches import Patch
+
+from ..plots.figure import SEQUENTIAL, new_figure, to_png
+
+# Two ends of the colour-vision-safe map, far apart in lightness; correct bars are also hatched
+# and labelled, so colour is never the only cue.
+_CMAP = colormaps[SEQUENTIAL]
+HIGHLIGHT_COLOUR = _CMAP(0.3)
+PLAIN_COLOUR = _CMAP(0.85)
+
+
+@dataclass(frozen=True)
+class CountChart:
+    title: str
+    subject: str  # what each bar counts, for the alt text: "answers", "finished attempts"
+    category_title: str  # the axis that names the bars
+    labels: tuple[str, ...]
+    counts: tuple[int, ...]
+    highlighted: tuple[bool, ...]  # e.g. the correct options
+    highlight_label: str = "correct"
+    intro: str = ""  # one sentence placed before the counts in the alt text
+    skip_zero_in_alt: bool = False
+
+    def __post_init__(self):
+        if not (len(self.labels) == len(self.counts) == len(self.highlighted)):
+            raise ValueError("labels, counts and highlighted need one entry per bar")
+
+    @property
+    def alt(self) -> str:
+        return alt_text(self)
+
+
+def alt_text(chart: CountChart) -> str:
+    parts = []
+    for label, count, highlighted in zip(chart.labels, chart.counts, chart.highlighted):
+        if chart.skip_zero_in_alt and count == 0:
+            continue
+        mark = f" ({chart.highlight_label})" if highlighted else ""
+        parts.append(f"{label}{mark}: {count}")
+    listed = "; ".join(parts) if parts else "none"
+    tail = " Bands not listed are empty." if chart.skip_zero_in_alt and len(parts) < len(chart.labels) else ""
+    intro = f"{chart.intro} " if chart.intro else ""
+    return f"Bar chart: {chart.title}. {intro}Number of {chart.subject}: {listed}.{tail}"
+
+
+@lru_cache(maxsize=128)
+def render_png(chart: CountChart) -> bytes:
+    """Deterministic PNG bytes; cached because the same counts are asked for on every page view."""
+    bars = len(chart.labels)
+    figure = new_figure(6.4, 1.2 + 0.42 * max(bars, 1))
+    ax = figure.add_subplot()
+    positions = range(bars)
+    colours = [HIGHLIGHT_COLOUR if h else PLAIN_COLOUR for h in chart.highlighted]
+    hatches = ["//" if h else "" for h in chart.highlighted]
+    container = ax.barh(positions, chart.counts, color=colours, hatch=hatches, edgecolor="#1d1b2f", linewidth=0.6)
+    labels = [f"{label} ({chart.highlight_label})" if h else label
+              for label, h in zip(chart.labels, chart.highlighted)]
+    ax.set_yticks(list(positions), labels=labels)
+    ax.invert_yaxis()  # first category on top, as in the table under the chart
+    ax.bar_label(container, padding=3)
+    peak = max(chart.counts, default=0)
+    ax.set_xlim(0, max(peak, 1) * 1.15)
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.set_xlabel(f"number of {chart.subject}")
+    ax.set_ylabel(chart.category_title)
+    ax.set_title(chart.title, loc="left", fontsize=10)
+    if any(chart.highlighted):
+        ax.legend(handles=[Patch(facecolor=HIGHLIGHT_COLOUR, hatch="//", edgecolor="#1d1b2f", label=chart.highlight_label)],
+                  loc="best", fontsize=8)
+    ax.spines[["top", "right"]].set_visible(False)
+    return to_png(figure)

@@ -1,0 +1,249 @@
+"""What the instructor pages show: attempts and responses read from the database and turned into
+per-bank and per-question reports with `stats`. No Flask here: callers pass the SQLAlchemy engine.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import Engine, case, func, select
+
+from ..bank.schema import Bank, Question
+from ..db import attempts, responses
+from . import stats
+from .charts import CountChart
+
+NUMERIC_TOP = 8  # distinct numeric answers charted; the rest are summed into one bar
+HISTOGRAM_BINS = 10
+
+
+@dataclass(frozen=True)
+class BankSummary:
+    bank: Bank
+    started: int
+    finished: int
+    mean_fraction: float | None  # mean of total/max over finished attempts
+
+
+@dataclass(frozen=True)
+class Response:
+    attempt_id: str
+    question_id: str
+    answer: Any  # decoded JSON, as stored
+    score: float
+
+
+@dataclass(frozen=True)
+class AnswerRow:
+    """One bar of a question's chart: an option (or a numeric value) and how often it was given."""
+
+    label: str
+    text: str | None  # the option's text (Markdown source); None for numeric values
+    correct: bool
+    count: int
+
+
+@dataclass(frozen=True)
+class QuestionReport:
+    number: int
+    question: Question
+    responses: int
+    facility: float | None  # mean score, 0..1
+    full_credit: float | None  # fraction of responses scoring 1
+    sample: int  # finished attempts that answered it: the discrimination sample
+    discrimination: stats.Estimate  # item-rest (point-biserial) correlation
+    upper_lower: stats.Estimate  # Kelley's D, upper minus lower 27%
+    flags: list[stats.Flag]
+    answers: list[AnswerRow]
+    other_answers: int  # picks of ids that are no longer options, or numeric values beyond the top ones
+    chart: CountChart | None
+
+
+@dataclass(frozen=True)
+class BankReport:
+    bank: Bank
+    started: int
+    finished: int
+    mean_fraction: float | None
+    bins: list[stats.Bin]
+    histogram: CountChart | None
+    questions: list[QuestionReport] = field(default_factory=list)
+
+
+# --- reading -----------------------------------------------------------------------------------
+
+def bank_summaries(engine: Engine, banks: Iterable[Bank]) -> list[BankSummary]:
+    finished = attempts.c.finished_at.is_not(None)
+    fraction = case((finished & (attempts.c.max_score > 0), attempts.c.total_score / attempts.c.max_score))
+    statement = (select(attempts.c.bank_id, func.count(), func.count(attempts.c.finished_at), func.avg(fraction))
+                 .group_by(attempts.c.bank_id))
+    with engine.connect() as connection:
+        rows = {r[0]: r for r in connection.execute(statement)}
+    summaries = []
+    for bank in banks:
+        row = rows.get(bank.id)
+        summaries.append(BankSummary(bank, row[1], row[2], None if row[3] is None else float(row[3]))
+                         if row else BankSummary(bank, 0, 0, None))
+    return summaries
+
+
+def load_attempts(engine: Engine, bank_id: str) -> list[Any]:
+    statement = (select(attempts.c.id, attempts.c.started_at, attempts.c.finished_at, attempts.c.total_score,
+                        attempts.c.max_score).where(attempts.c.bank_id == bank_id))
+    with engine.connect() as connection:
+        return list(connection.execute(statement))
+
+
+def _decode(raw: str) -> Any:
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return None
+
+
+def load_responses(engine: Engine, bank_id: str, question_id: str | None = None) -> list[Response]:
+    statement = (select(responses.c.attempt_id, responses.c.question_id, responses.c.answer, responses.c.score)
+                 .where(responses.c.bank_id == bank_id).order_by(responses.c.id))
+    if question_id is not None:
+        statement = statement.where(responses.c.question_id == question_id)
+    with engine.connect() as connection:
+        return [Response(r.attempt_id, r.question_id, _decode(r.answer), float(r.score))
+                for r in connection.execute(statement)]
+
+
+# --- answers and charts ------------------------------------------------------------------------
+
+def selected_ids(answer: Any) -> list[str]:
+    """The option ids in a stored choice answer: true/false, an id, or a list of ids."""
+    if isinstance(answer, bool):
+        return ["true" if answer else "false"]
+    if isinstance(answer, str):
+        return [answer]
+    if isinstance(answer, list):
+        return [str(item) for item in answer]
+    return [json.dumps(answer)]  # not a choice answer: counted as "other"
+
+
+def format_number(value: float) -> str:
+    return f"{value:.6g}"
+
+
+def answer_breakdown(question: Question, given: Sequence[Response]) -> tuple[list[AnswerRow], int]:
+    """How often each option (or numeric value) was given, and how many answers fell outside them."""
+    if question.type == "numeric":
+        labels: list[str] = []
+        full_credit: dict[str, bool] = defaultdict(bool)
+        for response in given:
+            value = response.answer
+            usable = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+            label = format_number(float(value)) if usable else json.dumps(value)
+            labels.append(label)
+            full_credit[label] |= response.score >= 1.0 - stats.FULL_CREDIT_TOLERANCE
+        shown, other = stats.most_common(labels, NUMERIC_TOP)
+        return [AnswerRow(str(label), None, full_credit[label], count) for label, count in shown], other
+    counts, other = stats.pick_counts([selected_ids(r.answer) for r in given], [o.id for o in question.options])
+    rows = [AnswerRow(o.id, o.text, bool(o.correct), counts[o.id]) for o in question.options]
+    return rows, other
+
+
+def answer_chart(number: int, question: Question, rows: Sequence[AnswerRow], other: int,
+                 responses_count: int) -> CountChart | None:
+    if responses_count == 0:
+        return None
+    labels = [row.label for row in rows]
+    counts = [row.count for row in rows]
+    highlighted = [row.correct for row in rows]
+    if other:
+        labels.append("other values" if question.type == "numeric" else "not an option now")
+        counts.append(other)
+        highlighted.append(False)
+    plural = "s" if responses_count != 1 else ""
+    if question.type == "multiple_choice":
+        title, subject = f"Question {number}: how often each option was picked", "picks"
+        intro = f"{responses_count} response{plural}; each could pick several options."
+    elif question.type == "numeric":
+        title, subject = f"Question {number}: the most common answers", "answers"
+        intro = f"{responses_count} response{plural}."
+    else:
+        title, subject = f"Question {number}: how often each option was chosen", "answers"
+        intro = f"{responses_count} response{plural}."
+    return CountChart(title=title, subject=subject,
+                      category_title="answer given" if question.type == "numeric" else "option",
+                      labels=tuple(labels), counts=tuple(counts), highlighted=tuple(highlighted),
+                      highlight_label="full credit" if question.type == "numeric" else "correct", intro=intro)
+
+
+def question_chart(engine: Engine, bank: Bank, question: Question) -> CountChart | None:
+    """The chart of one question, read on its own (for the image route)."""
+    given = load_responses(engine, bank.id, question.id)
+    rows, other = answer_breakdown(question, given)
+    return answer_chart(bank.index_of(question.id) + 1, question, rows, other, len(given))
+
+
+def band_label(band: stats.Bin) -> str:
+    return f"{band.lower:.0%}\u2013{band.upper:.0%}"
+
+
+def finished_fractions(rows: Iterable[Any]) -> list[float]:
+    return [r.total_score / r.max_score for r in rows
+            if r.finished_at is not None and r.total_score is not None and r.max_score]
+
+
+def histogram_chart(fractions: Sequence[float], bins: Sequence[stats.Bin]) -> CountChart | None:
+    if not fractions:
+        return None
+    n = len(fractions)
+    intro = f"{n} finished attempt{'s' if n != 1 else ''}, mean score {stats.mean(fractions):.0%}."
+    return CountChart(title="Final scores, as a percentage of the maximum", subject="finished attempts",
+                      category_title="score band", labels=tuple(band_label(b) for b in bins),
+                      counts=tuple(b.count for b in bins), highlighted=(False,) * len(bins), intro=intro,
+                      skip_zero_in_alt=True)
+
+
+def score_histogram(engine: Engine, bank: Bank) -> CountChart | None:
+    """The histogram of one bank, read on its own (for the image route)."""
+    fractions = finished_fractions(load_attempts(engine, bank.id))
+    return histogram_chart(fractions, stats.histogram(fractions, HISTOGRAM_BINS))
+
+
+# --- the bank report ---------------------------------------------------------------------------
+
+def bank_report(engine: Engine, bank: Bank) -> BankReport:
+    attempt_rows = load_attempts(engine, bank.id)
+    fractions = finished_fractions(attempt_rows)
+    bins = stats.histogram(fractions, HISTOGRAM_BINS)
+    finished_ids = {r.id for r in attempt_rows if r.finished_at is not None}
+
+    all_responses = load_responses(engine, bank.id)
+    by_question: dict[str, list[Response]] = defaultdict(list)
+    totals: dict[str, float] = defaultdict(float)  # each finished attempt's total over its stored scores
+    for response in all_responses:
+        by_question[response.question_id].append(response)
+        if response.attempt_id in finished_ids:
+            totals[response.attempt_id] += response.score
+
+    reports = []
+    for number, question in enumerate(bank.questions, start=1):
+        given = by_question.get(question.id, [])
+        scores = [r.score for r in given]
+        sample = [r for r in given if r.attempt_id in finished_ids]
+        item_scores = [r.score for r in sample]
+        sample_totals = [totals[r.attempt_id] for r in sample]
+        discrimination = stats.point_biserial(item_scores, sample_totals)
+        facility = stats.mean(scores)
+        rows, other = answer_breakdown(question, given)
+        reports.append(QuestionReport(
+            number=number, question=question, responses=len(given), facility=facility,
+            full_credit=stats.full_credit_rate(scores), sample=len(sample), discrimination=discrimination,
+            upper_lower=stats.upper_lower_difference(item_scores, sample_totals),
+            flags=stats.item_flags(facility, discrimination.value, len(given)),
+            answers=rows, other_answers=other, chart=answer_chart(number, question, rows, other, len(given))))
+
+    return BankReport(bank=bank, started=len(attempt_rows), finished=len(finished_ids),
+                      mean_fraction=stats.mean(fractions), bins=bins,
+                      histogram=histogram_chart(fractions, bins), questions=reports)
