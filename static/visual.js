@@ -14,9 +14,21 @@
     var timer = null;
     var latest = 0;
 
+    // Only the visible controls are plot parameters; hidden inputs (v, seed...) belong to the page.
     function params() {
-      var data = new URLSearchParams(new FormData(form));
-      data.delete("v");
+      var data = new URLSearchParams();
+      Array.prototype.forEach.call(form.elements, function (element) {
+        if (element.name && element.type !== "hidden" && element.type !== "submit") data.append(element.name, element.value);
+      });
+      return data;
+    }
+
+    function pageQuery(query) {
+      var data = new URLSearchParams();
+      Array.prototype.forEach.call(form.querySelectorAll("input[type=hidden]"), function (element) {
+        data.append(element.name, element.value);
+      });
+      query.forEach(function (value, key) { data.append(key, value); });
       return data;
     }
 
@@ -43,7 +55,7 @@
           status.textContent = "";
           section.classList.remove("has-error");
           var page = new URL(window.location.href);
-          page.search = "?v=" + encodeURIComponent(section.getAttribute("data-visual")) + "&" + query.toString();
+          page.search = "?" + pageQuery(query).toString();
           page.hash = section.id;
           window.history.replaceState(null, "", page.toString());
         })

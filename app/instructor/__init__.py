@@ -30,6 +30,7 @@ def hash_password_command() -> None:
 
 
 def init_app(app: Flask) -> None:
+    from . import preview  # noqa: F401  (adds the preview routes to the blueprint)
     from .views import bp
 
     app.config.setdefault(auth.CONFIG_KEY, None)

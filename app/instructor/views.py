@@ -22,7 +22,8 @@ bp = Blueprint("instructor", __name__, url_prefix="/instructor")
 
 OPEN_ENDPOINTS = {"instructor.login"}
 # GET pages that send a signed-out visitor to the sign-in page; every other route answers 401.
-HTML_PAGES = {"instructor.dashboard", "instructor.bank"}
+HTML_PAGES = {"instructor.dashboard", "instructor.bank", "instructor.preview_index", "instructor.preview_bank",
+              "instructor.preview_question"}
 
 
 class SignInRequired(AppError):

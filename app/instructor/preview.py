@@ -1,0 +1,66 @@
+"""The instructor preview: any bank and question with its answer key, every feedback text, the
+visual, and a seed selector for parameterised questions; broken banks show their errors here.
+
+Routes hang off the instructor blueprint, so its sign-in guard covers them.
+"""
+
+from __future__ import annotations
+
+from flask import redirect, render_template, request, url_for
+
+from ..bank import banks
+from ..bank.variants import VariantError, draw, has_params, instantiate
+from ..errors import BadInput
+from ..grading import correct_answer
+from ..markup import render_inline
+from ..web.visual_views import visual_view
+from .views import bp
+
+MAX_SEED = 2**31 - 1
+
+
+def _seed() -> int:
+    raw = request.args.get("seed", "0")
+    if not raw.isdigit() or int(raw) > MAX_SEED:
+        raise BadInput(f"seed must be a whole number from 0 to {MAX_SEED}; got {raw[:20]!r}.")
+    return int(raw)
+
+
+@bp.get("/preview/")
+def preview_index():
+    registry = banks()
+    listed = sorted(registry.banks.values(), key=lambda b: b.title.lower())
+    return render_template("instructor/preview_index.html", banks=listed, errors=registry.errors,
+                           stale=registry.stale)
+
+
+@bp.get("/preview/<bank_id>/")
+def preview_bank(bank_id: str):
+    bank = banks().get(bank_id)
+    return redirect(url_for(".preview_question", bank_id=bank.id, question_id=bank.questions[0].id))
+
+
+@bp.get("/preview/<bank_id>/<question_id>")
+def preview_question(bank_id: str, question_id: str):
+    registry = banks()
+    bank, template = registry.question(bank_id, question_id)
+    seed = _seed()
+    values = draw(template, seed) if has_params(template) else {}
+    try:
+        question = instantiate(template, seed)
+    except VariantError as error:
+        raise BadInput(f"Seed {seed} cannot be instantiated: {error}") from None
+    index = bank.index_of(question.id)
+    visual = None
+    if question.visual is not None:
+        visual = visual_view(question.visual.kind, question.visual.params, request.args.to_dict(flat=False),
+                             question.learn)
+    stale_file = registry.stale.get(bank.id)
+    return render_template(
+        "instructor/preview.html", bank=bank, question=question, template=template, seed=seed, values=values,
+        key=correct_answer(question), visual=visual, number=index + 1,
+        previous=bank.questions[index - 1] if index > 0 else None,
+        following=bank.questions[index + 1] if index + 1 < len(bank.questions) else None,
+        stale_errors=registry.errors.get(stale_file, ()) if stale_file else (), render_inline=render_inline,
+        max_seed=MAX_SEED,
+    )

@@ -1,0 +1,75 @@
+"""The instructor preview: answer key, feedback, visual and seed selector; broken banks' errors."""
+
+from __future__ import annotations
+
+import re
+import shutil
+
+import pytest
+
+from app import create_app
+from test_instructor import PASSWORD_HASH, sign_in
+
+
+@pytest.fixture
+def bank_dir(tmp_path, quiz_dir):
+    folder = tmp_path / "banks"
+    folder.mkdir()
+    for name in ("attention-transformers.yaml", "attention-practice.yaml"):
+        shutil.copy(quiz_dir / name, folder)
+    return folder
+
+
+@pytest.fixture
+def instructor(bank_dir, tmp_path):
+    app = create_app({"TESTING": True, "SECRET_KEY": "s", "QUIZ_DIR": str(bank_dir), "QUIZ_HOT_RELOAD": True,
+                      "INSTRUCTOR_PASSWORD_HASH": PASSWORD_HASH,
+                      "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"})
+    client = app.test_client()
+    assert sign_in(client).status_code in (302, 303)
+    return client
+
+
+def test_preview_is_closed_without_sign_in(bank_dir, tmp_path):
+    app = create_app({"TESTING": True, "SECRET_KEY": "s", "QUIZ_DIR": str(bank_dir),
+                      "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"})
+    client = app.test_client()
+    for path in ["/instructor/preview/", "/instructor/preview/attention-transformers/head-dimension"]:
+        response = client.get(path)
+        assert response.status_code == 303 and "/instructor/login" in response.location
+
+
+def test_preview_shows_key_every_feedback_and_the_visual(instructor):
+    html = instructor.get("/instructor/preview/attention-transformers/head-dimension").get_data(as_text=True)
+    assert html.count('class="badge right">Correct') == 1
+    assert html.count('class="badge wrong">Wrong') == 3
+    for feedback in ["128 / 4 = 32 per head", "Four heads of 64", "summed or maxed", "2048 wide"]:
+        assert feedback in html
+    assert 'class="visual-image"' in html and "split into 4 heads of 32" in html
+    assert "Explanation" in html
+
+
+def test_seed_selector_walks_through_variants(instructor):
+    url = "/instructor/preview/attention-practice/head-dimension-variant"
+    seen = set()
+    for seed in range(6):
+        html = instructor.get(f"{url}?seed={seed}").get_data(as_text=True)
+        values = re.search(r"<code>d_model = (\d+)</code>, <code>num_heads = (\d+)</code>", html)
+        d_model, heads = map(int, values.groups())
+        assert f"Answer: <strong>{d_model // heads}</strong>" in html
+        assert f"seed={seed + 1}" in html  # next variant
+        seen.add((d_model, heads))
+    assert len(seen) > 1
+    assert instructor.get(f"{url}?seed=-3").status_code == 400
+    assert instructor.get(f"{url}?seed=abc").status_code == 400
+
+
+def test_broken_bank_errors_show_in_the_preview_while_students_keep_the_last_good_version(instructor, bank_dir):
+    bank = bank_dir / "attention-transformers.yaml"
+    bank.write_text(bank.read_text().replace("scoring: net_correct", "scoring: lenient", 1))
+    index = instructor.get("/instructor/preview/").get_data(as_text=True)
+    assert re.search(r"attention-transformers\.yaml:\d+:\d+: questions\[1\]\.scoring: expected one of", index)
+    assert "Students still get the last good" in index
+    page = instructor.get("/instructor/preview/attention-transformers/transformer-advantages").get_data(as_text=True)
+    assert "no longer validates" in page
+    assert instructor.get("/quiz/attention-transformers/transformer-advantages").status_code == 200
