@@ -76,10 +76,12 @@ def create_app(test_config: dict | None = None) -> Flask:
     _ensure_secret_key(app)
 
     from . import bank, db, errors, instructor, web
+    from .authoring import cli as authoring_cli
 
     errors.init_app(app)
     db.init_app(app)
     bank.init_app(app)
     web.init_app(app)
     instructor.init_app(app)
+    authoring_cli.init_app(app)
     return app

@@ -90,6 +90,8 @@ def parse_answer(question: Question, value: Any) -> Answer:
     if question.type == "multiple_choice":
         if not isinstance(value, list):
             raise BadInput("This question accepts several options: answer with a list of option ids.")
+        if not value:
+            raise BadInput("Select at least one option: an empty list is not an answer.")
         chosen = [_check_option(question, item) for item in value]
         if len(set(chosen)) != len(chosen):
             raise BadInput("Each option may be chosen only once.")

@@ -1208,14 +1208,18 @@ def test_registry_serves_good_banks_and_records_broken_ones(tmp_path, caplog):
     assert "skipping bank" in caplog.text and "got 'eight'" in caplog.text
 
 
-def test_registry_reload_replaces_what_it_serves(tmp_path):
+def test_registry_reload_keeps_the_last_good_version_of_a_broken_bank(tmp_path):
     (tmp_path / "a.yaml").write_text(GOOD_BANK)
     registry = BankRegistry(tmp_path)
     registry.load()
     assert list(registry.banks) == ["demo"]
     (tmp_path / "a.yaml").write_text("id: demo\n")
     registry.load()
-    assert registry.banks == {} and list(registry.errors) != []
+    assert list(registry.banks) == ["demo"] and list(registry.errors) != []
+    assert registry.stale == {"demo": next(iter(registry.errors))}
+    (tmp_path / "a.yaml").unlink()
+    registry.load()
+    assert registry.banks == {} and registry.stale == {}
 
 
 def test_duplicate_bank_id_is_an_error_in_the_later_file(tmp_path):

@@ -87,13 +87,18 @@ NUMERIC = numeric(8)
     (TRUE_FALSE, False, False),
     (SINGLE, "64", "64"),
     (MULTI["net_correct"], ["c", "a"], ["a", "c"]),  # returned in the options' order
-    (MULTI["net_correct"], [], []),
     (NUMERIC, 8, 8.0),
     (NUMERIC, -0.5, -0.5),
 ])
 def test_parse_answer_accepts(question, value, parsed):
     result = parse_answer(question, value)
     assert result == parsed and type(result) is type(parsed)
+
+
+def test_an_empty_selection_is_refused_by_the_api_as_by_the_form():
+    # Under per_option scoring an empty list would otherwise earn credit for the untouched wrong options.
+    with pytest.raises(BadInput, match="Select at least one option: an empty list is not an answer."):
+        parse_answer(MULTI["per_option"], [])
 
 
 OPTION_IDS = "Options are '32', '64', '128'."
@@ -248,7 +253,6 @@ SCHEME_CASES = [
     ("ad", 0.0, 0.0, 2 / 5),
     ("de", 0.0, 0.0, 0 / 5),
     ("ade", 0.0, 0.0, 1 / 5),   # 1 right - 2 wrong < 0, floored at 0
-    ("", 0.0, 0.0, 2 / 5),      # only through the API: the form refuses an empty selection
 ]
 
 

@@ -1,0 +1,438 @@
+"""Export a question bank for Moodle, as Moodle XML or GIFT text, and report what could not be carried.
+
+Moodle XML keeps HTML, per-option feedback, tags and the visual (embedded as a file). GIFT is plain
+text, so it leaves out visuals, units, tags and links, and reports each one as an ExportWarning.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import html
+import math
+import re
+import xml.etree.ElementTree as ElementTree
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from markdown_it import MarkdownIt
+from markupsafe import Markup
+from mdit_py_plugins.dollarmath import dollarmath_plugin
+
+from ..bank.schema import Bank, Question, Tolerance
+from ..bank.variants import VariantError, has_params, instantiate
+from ..markup import render_inline, render_markdown
+from ..visuals import get_kind
+from ..visuals.base import Rendered, VisualKind, VisualParams
+
+FORMATS = ("gift", "moodle-xml")
+MATH_MODES = ("tex", "mathml")
+VISUAL_PLACEMENTS = ("feedback", "question", "none")
+
+Renderer = Callable[[VisualKind, VisualParams], Rendered]
+
+MOODLE_TYPES = {"true_false": "truefalse", "single_choice": "multichoice", "multiple_choice": "multichoice",
+                "numeric": "numerical"}
+
+# The grades Moodle accepts for an answer, in percent, and their negatives. On import each fraction must
+# lie within 1e-5 of one of question_bank::fraction_options_full() (0.3333333 = 33.33333 %), or the
+# question is refused.
+MOODLE_PERCENTS = (100.0, 90.0, 83.33333, 80.0, 75.0, 70.0, 66.66667, 60.0, 50.0, 40.0, 33.33333, 30.0,
+                   25.0, 20.0, 16.66667, 14.28571, 12.5, 11.11111, 10.0, 5.0)
+
+
+@dataclass(frozen=True)
+class ExportWarning:
+    """Something in a question that the target format cannot carry, or carries only approximately."""
+
+    index: int  # the question's position in the bank, as in the loader's `questions[i]` paths
+    question_id: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"questions[{self.index}] {self.question_id}: {self.message}"
+
+
+@dataclass(frozen=True)
+class Export:
+    text: str
+    questions: int  # how many questions were written (variants count separately)
+    warnings: tuple[ExportWarning, ...]
+
+
+@dataclass(frozen=True)
+class _Item:
+    """One question to write: a bank question, concrete for one seed, under a unique name."""
+
+    index: int
+    name: str
+    question: Question
+
+
+@dataclass
+class _Warnings:
+    items: list[ExportWarning] = field(default_factory=list)
+
+    def add(self, index: int, question_id: str, message: str) -> None:
+        self.items.append(ExportWarning(index, question_id, message))
+
+    def about(self, item: _Item, message: str) -> None:
+        self.add(item.index, item.name, message)
+
+
+# --- Moodle's grades ---------------------------------------------------------------------------------
+
+
+def nearest_percent(value: float) -> float:
+    """The Moodle grade closest to `value` percent, with the same sign (0 stays 0)."""
+    if value == 0:
+        return 0.0
+    return math.copysign(min(MOODLE_PERCENTS, key=lambda allowed: abs(allowed - abs(value))), value)
+
+
+def right_percents(count: int) -> list[float] | None:
+    """Grades for `count` right options that Moodle accepts and that sum to 100 (within 0.01).
+
+    100/k is on Moodle's list for k = 1..10 (33.33333 x 3 = 99.99999, which Moodle rounds to 100);
+    11..20 right options get a mix of 10 and 5 (unequal, so reported); more than 20 cannot sum to 100.
+    """
+    if 1 <= count <= 10:
+        share = round(100 / count, 5)
+        assert share in MOODLE_PERCENTS, share
+        return [share] * count
+    if 10 < count <= 20:
+        return [10.0] * (20 - count) + [5.0] * (2 * count - 20)
+    return None
+
+
+@dataclass(frozen=True)
+class MultiSelectGrades:
+    right: tuple[float, ...]  # one per right option, in option order
+    wrong: float  # each wrong option
+    notes: tuple[str, ...]  # where Moodle's grading differs from the app's (empty when it is exact)
+
+
+def multi_select_grades(question: Question) -> MultiSelectGrades | None:
+    """Moodle grades for a multiple_choice question. Moodle sums the grades of the ticked options and
+    clamps to 0..100 %, so net_correct maps exactly (+100/k right, -100/k wrong, for k <= 10 right
+    options); all_or_nothing and per_option have no exact equivalent, which the notes say."""
+    right_count = len(question.correct_option_ids)
+    wrong_count = len(question.options) - right_count
+    rights = right_percents(right_count)
+    if rights is None:
+        return None
+    notes: list[str] = []
+    if right_count > 10:
+        notes.append(f"Moodle's grades cannot split 100% equally among {right_count} right options; "
+                     "they get 10% or 5% each")
+    scheme = question.scoring or "all_or_nothing"
+    if scheme == "net_correct":
+        wrong = nearest_percent(-100 / right_count)
+        if abs(wrong + 100 / right_count) > 1e-3:
+            notes.append(f"net_correct: a wrong tick costs {_percent_text(-wrong)}% in Moodle, not 1/{right_count} "
+                         "of the mark")
+    elif scheme == "per_option":
+        wrong = nearest_percent(-100 / wrong_count) if wrong_count else 0.0
+        if wrong_count:
+            notes.append(f"per_option has no Moodle equivalent (Moodle cannot credit a wrong option left "
+                         f"unticked); exported as {_percent_text(rights[0])}% per right tick and "
+                         f"{_percent_text(wrong)}% per wrong tick")
+    else:
+        wrong = -100.0
+        if right_count > 1:
+            notes.append("all_or_nothing has no Moodle equivalent: Moodle gives partial credit for some of the "
+                         "right options; exported with -100% per wrong option, so any wrong tick still scores 0")
+    return MultiSelectGrades(tuple(rights), wrong, tuple(notes))
+
+
+def _percent_text(value: float) -> str:
+    return format(value, ".7g")  # 33.33333, 100, -50, 12.5
+
+
+def _number_text(value: float) -> str:
+    return format(value, ".15g")  # 32, 0.125, 1e-05: all numeric to Moodle (PHP is_numeric)
+
+
+def absolute_tolerance(question: Question) -> float:
+    """Moodle's numerical tolerance is absolute: max(abs, rel * |answer|), the app's own rule."""
+    tolerance = question.tolerance or Tolerance()
+    return max(tolerance.abs, tolerance.rel * abs(question.answer))
+
+
+# --- Questions and variants --------------------------------------------------------------------------
+
+
+def _items(bank: Bank, seed: int, variants: int, warnings: _Warnings) -> Iterator[_Item]:
+    for index, question in enumerate(bank.questions):
+        parameterised = has_params(question)
+        seeds = range(seed, seed + variants) if parameterised else range(seed, seed + 1)
+        if parameterised and variants == 1:
+            warnings.add(index, question.id, f"has params; only its variant for seed {seed} was exported "
+                                             "(--seed picks another, --variants K exports K of them)")
+        for variant_seed in seeds:
+            try:
+                concrete = instantiate(question, variant_seed)
+            except VariantError as error:
+                warnings.add(index, question.id, f"its variant for seed {variant_seed} cannot be made ({error}); "
+                                                 "it was left out")
+                continue
+            name = f"{question.id}-seed{variant_seed}" if parameterised and variants > 1 else question.id
+            yield _Item(index, name, concrete)
+
+
+def _grades_of(item: _Item, warnings: _Warnings) -> tuple[bool, MultiSelectGrades | None]:
+    """(whether the question can be exported, its multi-select grades if it is multiple_choice)."""
+    if item.question.type != "multiple_choice":
+        return True, None
+    grades = multi_select_grades(item.question)
+    if grades is None:
+        warnings.about(item, f"has {len(item.question.correct_option_ids)} right options; Moodle's grades "
+                             "cannot sum to 100% over more than 20, so the question was left out")
+        return False, None
+    return True, grades
+
+
+def _render_visual(question: Question, render: Renderer | None) -> Rendered:
+    kind = get_kind(question.visual.kind)
+    if kind is None:
+        raise LookupError(f"unknown visual kind {question.visual.kind!r}")
+    params = kind.parse(dict(question.visual.params))
+    return (render or (lambda k, p: k.render(p)))(kind, params)
+
+
+# --- Moodle XML --------------------------------------------------------------------------------------
+
+
+@functools.cache
+def _tex_markdown() -> MarkdownIt:
+    # app.markup's parser settings (CommonMark, raw HTML off, tables, $-maths with the same rules), but
+    # the maths stays TeX in \( \) and \[ \] for Moodle's MathJax filter: Moodle's HTML cleaner strips
+    # MathML from question text.
+    md = MarkdownIt("commonmark", {"html": False, "typographer": False})
+    md.enable("table")
+    dollarmath_plugin(md, allow_digits=False, double_inline=True, renderer=_tex_math)
+    return md
+
+
+def _tex_math(latex: str, options: dict) -> str:
+    if options.get("display_mode"):
+        return f"\\[{html.escape(latex)}\\]"
+    return f"\\({html.escape(latex)}\\)"
+
+
+def to_html(text: str, *, inline: bool, math_mode: str = "tex") -> str:
+    """Markdown to HTML for Moodle: maths as TeX for MathJax ("tex") or as the app's MathML ("mathml")."""
+    if math_mode == "mathml":
+        return str(render_inline(text) if inline else render_markdown(text))
+    return _tex_markdown().renderInline(text) if inline else _tex_markdown().render(text)
+
+
+def _text_field(parent: ElementTree.Element, tag: str, text: str, text_format: str = "html",
+                files: tuple[tuple[str, bytes], ...] = ()) -> ElementTree.Element:
+    element = ElementTree.SubElement(parent, tag, format=text_format)
+    ElementTree.SubElement(element, "text").text = text
+    for name, data in files:
+        file = ElementTree.SubElement(element, "file", name=name, path="/", encoding="base64")
+        file.text = base64.b64encode(data).decode("ascii")
+    return element
+
+
+def _figure_html(file_name: str, rendered: Rendered) -> str:
+    figure = Markup('<p><img src="@@PLUGINFILE@@/{}" alt="{}"></p>').format(file_name, rendered.alt)
+    if rendered.caption:
+        figure += Markup("<p>{}</p>").format(rendered.caption)
+    return str(figure)
+
+
+def _xml_comment(text: str) -> ElementTree.Element:
+    return ElementTree.Comment(" " + text.replace("--", "- -") + " ")  # "--" may not appear in a comment
+
+
+def to_moodle_xml(bank: Bank, *, seed: int = 0, variants: int = 1, math_mode: str = "tex",
+                  visual: str = "feedback", render: Renderer | None = None) -> Export:
+    """The bank as Moodle XML (question/format/xml): one <question> per question (or per variant).
+
+    `visual` puts the rendered figure in the general feedback (after answering, as the app shows it), in
+    the question text, or nowhere ("none").
+    """
+    warnings = _Warnings()
+    quiz = ElementTree.Element("quiz")
+    quiz.append(_xml_comment(f"attention-quiz bank {bank.id}, exported with seed {seed}"))
+    count = 0
+    for item in _items(bank, seed, variants, warnings):
+        question = item.question
+        exportable, grades = _grades_of(item, warnings)
+        if not exportable:
+            continue
+        for note in grades.notes if grades else ():
+            quiz.append(_xml_comment(f"{item.name}: {note}"))
+            warnings.about(item, note)
+
+        prompt_html = to_html(question.prompt, inline=False, math_mode=math_mode)
+        feedback_html = to_html(question.explanation, inline=False, math_mode=math_mode)
+        files: tuple[tuple[str, bytes], ...] = ()
+        if question.visual is not None and visual != "none":
+            try:
+                rendered = _render_visual(question, render)
+            except Exception as error:  # reported, so one broken figure does not stop the export
+                warnings.about(item, f"the visual {question.visual.kind!r} could not be rendered "
+                                     f"({type(error).__name__}: {error}); it was left out")
+            else:
+                extension = "svg" if rendered.mimetype == "image/svg+xml" else "png"
+                files = ((f"{item.name}.{extension}", rendered.image),)
+                if visual == "question":
+                    prompt_html += _figure_html(files[0][0], rendered)
+                else:
+                    feedback_html += _figure_html(files[0][0], rendered)
+        if question.learn:
+            if question.learn.startswith(("http://", "https://")):
+                feedback_html += str(Markup('<p><a href="{}">Read more</a></p>').format(question.learn))
+            else:
+                warnings.about(item, f"the learn link {question.learn!r} is a path on this app's site, "
+                                     "which Moodle cannot follow; it was left out")
+
+        element = ElementTree.SubElement(quiz, "question", type=MOODLE_TYPES[question.type])
+        ElementTree.SubElement(ElementTree.SubElement(element, "name"), "text").text = item.name
+        _text_field(element, "questiontext", prompt_html, files=files if visual == "question" else ())
+        _text_field(element, "generalfeedback", feedback_html, files=files if visual == "feedback" else ())
+        ElementTree.SubElement(element, "defaultgrade").text = "1"
+        if question.tags:
+            tags = ElementTree.SubElement(element, "tags")
+            for tag in question.tags:
+                ElementTree.SubElement(ElementTree.SubElement(tags, "tag"), "text").text = tag
+        _moodle_answers(element, question, grades, math_mode)
+        count += 1
+    ElementTree.indent(quiz)
+    text = '<?xml version="1.0" encoding="UTF-8"?>\n' + ElementTree.tostring(quiz, encoding="unicode") + "\n"
+    return Export(text, count, tuple(warnings.items))
+
+
+def _moodle_answers(element: ElementTree.Element, question: Question, grades: MultiSelectGrades | None,
+                    math_mode: str) -> None:
+    def feedback_of(option) -> str:
+        return to_html(option.feedback, inline=True, math_mode=math_mode) if option.feedback else ""
+
+    if question.type == "true_false":
+        key = bool(question.option("true").correct)
+        for option_id in ("true", "false"):
+            option = question.option(option_id)
+            fraction = "100" if (option_id == "true") == key else "0"
+            answer = ElementTree.SubElement(element, "answer", fraction=fraction, format="moodle_auto_format")
+            ElementTree.SubElement(answer, "text").text = option_id  # Moodle matches these two words
+            _text_field(answer, "feedback", feedback_of(option))
+        return
+    if question.type == "numeric":
+        answer = ElementTree.SubElement(element, "answer", fraction="100", format="moodle_auto_format")
+        ElementTree.SubElement(answer, "text").text = _number_text(question.answer)
+        ElementTree.SubElement(answer, "tolerance").text = _number_text(absolute_tolerance(question))
+        _text_field(answer, "feedback", "")
+        if question.unit:
+            unit = ElementTree.SubElement(ElementTree.SubElement(element, "units"), "unit")
+            ElementTree.SubElement(unit, "multiplier").text = "1"
+            ElementTree.SubElement(unit, "unit_name").text = question.unit
+        return
+    single = question.type == "single_choice"
+    ElementTree.SubElement(element, "single").text = "true" if single else "false"
+    ElementTree.SubElement(element, "shuffleanswers").text = "false"  # keep the author's order
+    ElementTree.SubElement(element, "answernumbering").text = "abc"
+    rights = iter(grades.right if grades else ())
+    for option in question.options:
+        if single:
+            percent = 100.0 if option.correct else 0.0
+        else:
+            percent = next(rights) if option.correct else grades.wrong
+        answer = ElementTree.SubElement(element, "answer", fraction=_percent_text(percent), format="html")
+        ElementTree.SubElement(answer, "text").text = to_html(option.text, inline=True, math_mode=math_mode)
+        _text_field(answer, "feedback", feedback_of(option))
+
+
+# --- GIFT --------------------------------------------------------------------------------------------
+
+# Moodle's GIFT reader (question/format/gift/format.php) treats these as syntax unless escaped with a
+# backslash; a newline is written as \n, since a blank line ends a question.
+GIFT_SPECIAL = "\\~=#{}:"
+_GIFT_ESCAPE = re.compile(r"\\([\\~=#{}:n])")
+
+
+def gift_escape(text: str) -> str:
+    """Escape text for GIFT. Line endings are normalised to \\n first (GIFT has no escape for \\r)."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return "".join("\\" + char if char in GIFT_SPECIAL else "\\n" if char == "\n" else char for char in text)
+
+
+def gift_unescape(text: str) -> str:
+    """What Moodle reads from escaped GIFT text; the inverse of gift_escape (up to line endings)."""
+    return _GIFT_ESCAPE.sub(lambda match: "\n" if match.group(1) == "n" else match.group(1), text)
+
+
+def _gift_text(text: str) -> str:
+    return gift_escape(text.strip())
+
+
+def to_gift(bank: Bank, *, seed: int = 0, variants: int = 1) -> Export:
+    """The bank as GIFT text. Texts are Markdown ([markdown]); maths stays as $...$ LaTeX source."""
+    warnings = _Warnings()
+    blocks = [f"// attention-quiz bank {bank.id}, exported with seed {seed}\n"
+              "// Texts are Markdown; maths is LaTeX source between $ signs (GIFT does not render it)."]
+    count = 0
+    for item in _items(bank, seed, variants, warnings):
+        question = item.question
+        exportable, grades = _grades_of(item, warnings)
+        if not exportable:
+            continue
+        lines = [f"// questions[{item.index}] {item.name}"]
+        for note in grades.notes if grades else ():
+            lines.append(f"// {note}")
+            warnings.about(item, note)
+        for dropped in _gift_dropped(question):
+            warnings.about(item, dropped)
+        lines.append(f"::{gift_escape(item.name)}::[markdown]{_gift_text(question.prompt)}"
+                     + _gift_answers(question, grades, "####" + _gift_text(question.explanation)))
+        blocks.append("\n".join(lines))
+        count += 1
+    return Export("\n\n".join(blocks) + "\n", count, tuple(warnings.items))
+
+
+def _gift_dropped(question: Question) -> Iterator[str]:
+    if question.visual is not None:
+        yield f"the visual {question.visual.kind!r} cannot be carried by GIFT; it was left out"
+    if question.unit:
+        yield f"the unit {question.unit!r} cannot be carried by GIFT; it was left out"
+    if question.tags:
+        yield f"the tags ({', '.join(question.tags)}) cannot be carried by GIFT; they were left out"
+    if question.learn:
+        yield f"the learn link {question.learn!r} cannot be carried by GIFT; it was left out"
+
+
+def _gift_answers(question: Question, grades: MultiSelectGrades | None, general: str) -> str:
+    def with_feedback(text: str, option) -> str:
+        return text + ("#" + _gift_text(option.feedback) if option.feedback else "")
+
+    if question.type == "true_false":
+        key = bool(question.option("true").correct)
+        right, wrong = (question.option("true"), question.option("false"))[:: 1 if key else -1]
+        # {TRUE#feedback for a wrong answer#feedback for a right answer}; Moodle splits on the first two #
+        wrong_text, right_text = (_gift_text(o.feedback) if o.feedback else "" for o in (wrong, right))
+        feedback = "#" + wrong_text + "#" + right_text if right_text else "#" + wrong_text if wrong_text else ""
+        return "{" + ("TRUE" if key else "FALSE") + feedback + general + "}"
+    if question.type == "numeric":
+        return "{#" + _number_text(question.answer) + ":" + _number_text(absolute_tolerance(question)) + general + "}"
+    lines = []
+    rights = iter(grades.right if grades else ())
+    for option in question.options:
+        text = _gift_text(option.text)
+        if question.type == "single_choice":
+            marker = "=" if option.correct else "~"
+        else:  # no "=" at all, or Moodle makes it single-answer
+            marker = f"~%{_percent_text(next(rights) if option.correct else grades.wrong)}%"
+        lines.append("\t" + with_feedback(marker + text, option))
+    return "{\n" + "\n".join(lines) + "\n\t" + general + "\n}"
+
+
+def export_bank(bank: Bank, output_format: str, *, seed: int = 0, variants: int = 1, math_mode: str = "tex",
+                visual: str = "feedback", render: Renderer | None = None) -> Export:
+    if output_format == "gift":
+        return to_gift(bank, seed=seed, variants=variants)
+    if output_format == "moodle-xml":
+        return to_moodle_xml(bank, seed=seed, variants=variants, math_mode=math_mode, visual=visual, render=render)
+    raise ValueError(f"unknown export format {output_format!r}; use one of {', '.join(FORMATS)}")

@@ -1,0 +1,270 @@
+"""Self-test question banks: for every question and seed, the key scores 1, each wrong answer scores
+below 1, malformed answers are refused with BadInput, and the visual renders.
+
+Each check is independent of the loader's: the key is rebuilt from the concrete question, and answers
+go through the same parse_answer and grade as a student's.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..bank.registry import load_paths
+from ..bank.schema import Bank, Question
+from ..bank.variants import has_params, instantiate
+from ..errors import BadInput
+from ..grading import grade, parse_answer
+from ..visuals import check_visual, get_kind
+from ..visuals.base import Rendered, VisualKind, VisualParams
+from ..visuals.service import canonical
+
+Renderer = Callable[[VisualKind, VisualParams], Rendered]
+
+UNKNOWN_OPTION = "__no-such-option__"  # never a valid option id: ids start with a letter or digit
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+NOT_LOADED = "(does not load)"  # the question column of a bank file that failed to load
+
+
+@dataclass(frozen=True)
+class Failure:
+    bank: str
+    question: str
+    seed: int | None
+    check: str
+    detail: str
+
+    def __str__(self) -> str:
+        seed = "-" if self.seed is None else self.seed
+        return f"{self.bank} / {self.question} / seed {seed} / {self.check}: {self.detail}"
+
+
+@dataclass
+class QuestionResult:
+    bank: str
+    question: str
+    seeds: int = 0
+    passed: int = 0
+    failures: list[Failure] = field(default_factory=list)
+
+
+@dataclass
+class Report:
+    results: list[QuestionResult] = field(default_factory=list)
+
+    @property
+    def failures(self) -> list[Failure]:
+        return [f for r in self.results for f in r.failures]
+
+    @property
+    def passed(self) -> int:
+        return sum(r.passed for r in self.results)
+
+
+class _Problem(Exception):
+    """A check found something wrong; the message says what."""
+
+
+def answer_key(question: Question) -> Any:
+    """The answer that must score 1, rebuilt from the concrete question."""
+    if question.type == "true_false":
+        option = question.option("true")
+        if option is None or question.option("false") is None:
+            raise _Problem("a true_false question needs the options 'true' and 'false'")
+        return bool(option.correct)
+    if question.type == "numeric":
+        if isinstance(question.answer, bool) or not isinstance(question.answer, (int, float)) \
+                or not math.isfinite(question.answer):
+            raise _Problem(f"the answer is {question.answer!r}, not a finite number")
+        return float(question.answer)
+    right = list(question.correct_option_ids)
+    if question.type == "single_choice":
+        if len(right) != 1:
+            raise _Problem(f"a single_choice question needs exactly one right option; it has {len(right)}")
+        return right[0]
+    if not right:
+        raise _Problem("a multiple_choice question needs at least one right option")
+    return right
+
+
+def wrong_answers(question: Question, key: Any) -> list[Any]:
+    """Answers that must score below 1: every other choice; for multi-select the key plus one wrong
+    option and the key minus one right option; for numbers 2·answer + 1 and −answer − 1."""
+    if question.type == "true_false":
+        return [not key]
+    if question.type == "single_choice":
+        return [o.id for o in question.options if o.id != key]
+    if question.type == "multiple_choice":
+        with_wrong = [key + [o.id] for o in question.options if o.id not in key]
+        without_right = [[i for i in key if i != dropped] for dropped in key] if len(key) > 1 else []
+        return with_wrong + without_right  # an empty pick is not an answer (the form needs a tick)
+    # Each probe equals the answer at one point (-1 and -0.5), where the other one still differs.
+    return [p for p in (2 * key + 1, -key - 1) if math.isfinite(p) and p != key]
+
+
+def malformed_answers(question: Question) -> list[Any]:
+    """JSON-shaped answers that parse_answer must refuse with BadInput: wrong type, unknown id, None, NaN."""
+    some_id = question.options[0].id if question.options else "a"
+    common = [None, math.nan]
+    if question.type == "true_false":
+        return common + ["true", 1, [True]]
+    if question.type == "single_choice":
+        return common + [UNKNOWN_OPTION, 1, [some_id], True]
+    if question.type == "multiple_choice":
+        return common + [some_id, [UNKNOWN_OPTION], [some_id, some_id], [1], {"id": some_id}]
+    return common + [math.inf, "32", True, [1.0]]
+
+
+class SelfTest:
+    """Runs every check; renders each distinct visual (kind + canonical params) once."""
+
+    def __init__(self, seeds: int = 20, render: Renderer | None = None):
+        self.seeds = seeds
+        self.render = render or (lambda kind, params: kind.render(params))
+        self._visual_outcomes: dict[tuple[str, str], str | None] = {}
+
+    def run_paths(self, paths: Iterable[Path]) -> Report:
+        report = Report()
+        for result in load_paths(list(paths), check_visual):
+            if result.bank is None:
+                failures = [Failure(result.file, "-", None, "load", str(error)) for error in result.errors]
+                report.results.append(QuestionResult(result.file, NOT_LOADED, failures=failures))
+            else:
+                report.results.extend(self.run_bank(result.bank))
+        return report
+
+    def run_bank(self, bank: Bank) -> list[QuestionResult]:
+        return [self.run_question(bank.id, question) for question in bank.questions]
+
+    def run_question(self, bank_id: str, question: Question) -> QuestionResult:
+        result = QuestionResult(bank_id, question.id)
+        parameterised = has_params(question)
+        # Without params instantiate() returns the question itself, so one seed says it all.
+        for seed in range(self.seeds if parameterised else 1):
+            result.seeds += 1
+            self._run_seed(result, question, seed, parameterised)
+        return result
+
+    def _run_seed(self, result: QuestionResult, question: Question, seed: int, parameterised: bool) -> None:
+        def check(name: str, run: Callable[[], None]) -> bool:
+            try:
+                run()
+            except _Problem as problem:
+                result.failures.append(Failure(result.bank, result.question, seed, name, str(problem)))
+                return False
+            except Exception as error:  # any other exception is itself the finding
+                result.failures.append(Failure(result.bank, result.question, seed, name,
+                                               f"raised {type(error).__name__}: {error}"))
+                return False
+            result.passed += 1
+            return True
+
+        concrete: list[Question] = []
+        if not check("instantiate", lambda: concrete.append(instantiate(question, seed))):
+            return
+        original, question = question, concrete[0]
+        if parameterised:  # a student must see the same variant on every reload
+            check("deterministic", lambda: _same_variant(question, instantiate(original, seed)))
+        if question.type != "numeric":
+            check("distinct-options", lambda: _distinct_options(question))
+        keys: list[Any] = []
+        if check("key", lambda: keys.append(answer_key(question))):
+            key = keys[0]
+            check("key-scores-1", lambda: _scores_one(question, key))
+            for wrong in wrong_answers(question, key):
+                check("wrong-scores-below-1", lambda wrong=wrong: _scores_below_one(question, wrong))
+        for value in malformed_answers(question):
+            check("malformed-rejected", lambda value=value: _refused(question, value))
+        if question.visual is not None:
+            check("visual-renders", lambda: self._visual(question))
+
+    def _visual(self, question: Question) -> None:
+        kind = get_kind(question.visual.kind)
+        if kind is None:
+            raise _Problem(f"unknown visual kind {question.visual.kind!r}")
+        params = kind.parse(dict(question.visual.params))
+        key = (kind.name, canonical(params))
+        if key not in self._visual_outcomes:
+            try:
+                self._visual_outcomes[key] = _rendered_problem(self.render(kind, params))
+            except Exception as error:
+                self._visual_outcomes[key] = f"raised {type(error).__name__}: {error}"
+        problem = self._visual_outcomes[key]
+        if problem:
+            raise _Problem(f"{kind.name} {key[1]}: {problem}")
+
+
+def _same_variant(question: Question, again: Question) -> None:
+    if question.model_dump() != again.model_dump():
+        raise _Problem("instantiate gave a different question for the same seed")
+
+
+def _distinct_options(question: Question) -> None:
+    seen: dict[str, str] = {}
+    for option in question.options:
+        text = " ".join(option.text.split())
+        if text in seen:
+            raise _Problem(f"options {seen[text]!r} and {option.id!r} both read {text!r}")
+        seen[text] = option.id
+
+
+def _graded(question: Question, answer: Any):
+    try:
+        parsed = parse_answer(question, answer)
+    except BadInput as error:
+        raise _Problem(f"{answer!r} was refused: {error.message}") from None
+    return grade(question, parsed)
+
+
+def _scores_one(question: Question, key: Any) -> None:
+    result = _graded(question, key)
+    if result.score != 1 or not result.correct:
+        raise _Problem(f"the key {key!r} scored {result.score:g}, not 1")
+
+
+def _scores_below_one(question: Question, answer: Any) -> None:
+    result = _graded(question, answer)
+    if result.score >= 1 or result.correct:
+        raise _Problem(f"the wrong answer {answer!r} scored {result.score:g}")
+
+
+def _refused(question: Question, value: Any) -> None:
+    try:
+        parsed = parse_answer(question, value)
+    except BadInput:
+        return
+    raise _Problem(f"the malformed answer {value!r} was accepted as {parsed!r}")
+
+
+def _rendered_problem(rendered: Rendered) -> str | None:
+    if not isinstance(rendered.image, bytes) or not rendered.image:
+        return "the image is empty"
+    if not rendered.alt or not rendered.alt.strip():
+        return "the alt text is empty"
+    if rendered.mimetype == "image/png" and not rendered.image.startswith(PNG_SIGNATURE):
+        return "the image/png bytes are not a PNG"
+    if rendered.mimetype == "image/svg+xml" and b"<svg" not in rendered.image[:2048]:
+        return "the image/svg+xml bytes are not an SVG"
+    if rendered.mimetype not in ("image/png", "image/svg+xml"):
+        return f"unexpected media type {rendered.mimetype!r}"
+    return None
+
+
+def format_report(report: Report) -> list[str]:
+    """The table (bank, question, seeds, checks passed, failures) and, after it, one line per failure."""
+    header = ("bank", "question", "seeds", "checks passed", "failures")
+    rows = [(r.bank, r.question, str(r.seeds), str(r.passed), str(len(r.failures))) for r in report.results]
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+
+    def line(row: tuple[str, ...]) -> str:
+        cells = (cell.ljust(widths[i]) if i < 2 else cell.rjust(widths[i]) for i, cell in enumerate(row))
+        return "  ".join(cells).rstrip()
+
+    lines = [line(header), line(tuple("-" * w for w in widths)), *(line(row) for row in rows)]
+    if report.failures:
+        lines += ["", "Failures (bank / question / seed / check: what):"]
+        lines += [f"FAIL {failure}" for failure in report.failures]
+    return lines
