@@ -33,6 +33,7 @@ DEFAULTS = {
     "RATE_LIMIT_LOGIN": "10 per minute",  # instructor login attempts per address
     "RATELIMIT_STORAGE_URI": "memory://",  # e.g. redis://host:6379 to share limits between servers
     "RATELIMIT_HEADERS_ENABLED": True,
+    "PROXY_FIX": 0,  # the number of reverse proxies in front of the app that set X-Forwarded-* headers
     "SESSION_COOKIE_SAMESITE": "Lax",
     "SESSION_COOKIE_HTTPONLY": True,
     "SESSION_COOKIE_SECURE": False,  # set FLASK_SESSION_COOKIE_SECURE=true behind HTTPS
@@ -74,6 +75,13 @@ def create_app(test_config: dict | None = None) -> Flask:
     if not app.debug:
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     _ensure_secret_key(app)
+    if app.config["PROXY_FIX"]:
+        # Trust X-Forwarded-For/Proto/Host from exactly that many proxies, so rate limits see the client's
+        # address and url_for builds https links; without a proxy these headers are ignored (spoofable).
+        from werkzeug.middleware.proxy_fix import ProxyFix
+
+        hops = int(app.config["PROXY_FIX"])
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops)
 
     from . import bank, db, errors, instructor, web
     from .authoring import cli as authoring_cli

@@ -111,3 +111,19 @@ def test_security_headers_on_every_kind_of_response(client):
 def test_refuses_a_well_known_secret_key_in_production(tmp_path):
     with pytest.raises(RuntimeError, match="Refusing to start"):
         create_app({"SECRET_KEY": "dev", "DATABASE_URL": f"sqlite:///{tmp_path / 'x.db'}"})
+
+
+def test_proxy_fix_makes_rate_limits_see_the_client_address(tmp_path, quiz_dir):
+    app = create_app({"TESTING": True, "SECRET_KEY": "s", "QUIZ_DIR": str(quiz_dir), "PROXY_FIX": 1,
+                      "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"})
+    seen = []
+
+    @app.get("/_whoami")
+    def whoami():
+        from flask import request
+
+        seen.append(request.remote_addr)
+        return "ok"
+
+    app.test_client().get("/_whoami", headers={"X-Forwarded-For": "203.0.113.7"})
+    assert seen == ["203.0.113.7"]
