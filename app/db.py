@@ -214,5 +214,10 @@ def init_app(app: Flask) -> None:
     @app.cli.command("init-db")
     def init_db_command() -> None:
         """Create or upgrade the database schema (idempotent)."""
-        version = migrate(db_engine)
+        try:
+            version = migrate(db_engine)
+        except SQLAlchemyError as error:
+            where = db_engine.url.render_as_string(hide_password=True)
+            reason = str(getattr(error, "orig", error)).strip().splitlines()[0]
+            raise click.ClickException(f"cannot reach the database at {where}: {reason}") from None
         click.echo(f"database ready at schema version {version}: {db_engine.url.render_as_string(hide_password=True)}")

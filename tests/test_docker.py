@@ -1,0 +1,285 @@
+"""The Docker image, built and run for real: health check, non-root user, a question taken over HTTP,
+answers kept across containers by the /data volume, and refusal of a development SECRET_KEY.
+
+These machines have no Docker engine, so the tests drive `shared/tools/podman-here` (a drop-in `docker`
+beside the repository; it needs root). ATTENTION_QUIZ_DOCKER=docker runs them against a real Docker.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import shlex
+import shutil
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass, field
+from http.cookiejar import CookieJar
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PODMAN_HERE = ROOT.parent / "shared" / "tools" / "podman-here"
+IMAGE = "localhost/attention-quiz:test"
+BANK, QUESTION = "attention-transformers", "head-dimension"
+QUESTION_PATH = f"/quiz/{BANK}/{QUESTION}"
+CSRF_INPUT = re.compile(r'name="csrf_token" value="([^"]+)"')
+VERDICT = re.compile(r'<h1 id="verdict">\s*([^<]+?)\s*</h1>')
+VISUAL_IMAGE = re.compile(r'<img class="visual-image" src="([^"]+)"')
+SECRET_KEY = secrets.token_hex(32)  # one key for the whole module, as on a real server
+STARTUP_SECONDS = 120
+
+
+def docker_command() -> list[str]:
+    override = os.environ.get("ATTENTION_QUIZ_DOCKER")
+    if override:
+        command = shlex.split(override)
+        if not shutil.which(command[0]):
+            pytest.fail(f"ATTENTION_QUIZ_DOCKER={override!r}: {command[0]} is not on PATH")
+        return command
+    if not PODMAN_HERE.is_file():
+        pytest.fail(f"The Docker tests need {PODMAN_HERE} (shared/tools/podman-here beside the repository), "
+                    "which is missing. Put the shared/ folder next to the repository, or set "
+                    "ATTENTION_QUIZ_DOCKER to a docker-compatible command.")
+    if os.geteuid() != 0:
+        pytest.fail("podman-here runs rootful podman (and installs it with apt-get on first use): "
+                    "run the Docker tests as root, or set ATTENTION_QUIZ_DOCKER=docker.")
+    return [str(PODMAN_HERE)]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@dataclass
+class Docker:
+    command: list[str]
+    containers: list[str] = field(default_factory=list)
+    volumes: list[str] = field(default_factory=list)
+
+    def __call__(self, *args: str, timeout: float = 120, check: bool = True) -> subprocess.CompletedProcess:
+        result = subprocess.run([*self.command, *args], capture_output=True, text=True, timeout=timeout,
+                                env={**os.environ, "PODMAN_HERE_QUIET": "1"})
+        if check and result.returncode != 0:
+            pytest.fail(f"`docker {' '.join(args)}` exited {result.returncode}:\n"
+                        f"{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
+        return result
+
+    def volume(self) -> str:
+        name = f"attention-quiz-test-{secrets.token_hex(4)}"
+        self.volumes.append(name)
+        self("volume", "create", name)
+        return name
+
+    def start(self, env: dict[str, str], data_volume: str | None = None, *command: str) -> Container:
+        """Start a detached container published on a free port of 127.0.0.1 (removed at teardown)."""
+        name = f"attention-quiz-test-{secrets.token_hex(4)}"
+        port = free_port()
+        args = ["run", "-d", "--name", name, "-p", f"127.0.0.1:{port}:8000"]
+        for key, value in env.items():
+            args += ["-e", f"{key}={value}"]
+        if data_volume:
+            args += ["-v", f"{data_volume}:/data"]
+        self.containers.append(name)
+        self(*args, IMAGE, *command)
+        return Container(self, name, f"http://127.0.0.1:{port}")
+
+    def clean_up(self) -> None:
+        for name in reversed(self.containers):
+            self("rm", "-f", "-v", name, check=False)  # -v: its anonymous volumes too
+        for name in self.volumes:
+            self("volume", "rm", "-f", name, check=False)
+
+
+@dataclass
+class Container:
+    docker: Docker
+    name: str
+    url: str
+
+    def logs(self) -> str:
+        result = self.docker("logs", self.name, check=False)
+        return result.stdout + result.stderr
+
+    def state(self) -> dict:
+        return json.loads(self.docker("inspect", "--format", "{{json .State}}", self.name).stdout)
+
+    def wait_until_healthy(self) -> dict:
+        """Poll /healthz until it answers 200; fail with the logs if the container exits or never answers."""
+        deadline = time.monotonic() + STARTUP_SECONDS
+        while time.monotonic() < deadline:
+            state = self.state()
+            if not state["Running"]:
+                pytest.fail(f"container {self.name} exited with {state['ExitCode']}:\n{self.logs()}")
+            try:
+                status, _, body = Browser(self.url).get("/healthz")
+                if status == 200:
+                    return json.loads(body)
+            except OSError:
+                pass  # not listening yet
+            time.sleep(0.5)
+        pytest.fail(f"container {self.name} did not answer /healthz within {STARTUP_SECONDS}s:\n{self.logs()}")
+
+    def process_one(self) -> tuple[int, str]:
+        """The uid and command line of PID 1, the process the entrypoint exec'd."""
+        status = self.docker("exec", self.name, "cat", "/proc/1/status").stdout
+        uid = int(re.search(r"^Uid:\s+(\d+)", status, re.M).group(1))
+        cmdline = self.docker("exec", self.name, "cat", "/proc/1/cmdline").stdout.replace("\0", " ")
+        return uid, cmdline
+
+
+class Browser:
+    """A cookie-keeping HTTP client on the standard library, following redirects like a browser."""
+
+    def __init__(self, base_url: str, cookies: CookieJar | None = None):
+        self.base_url = base_url
+        self.cookies = cookies if cookies is not None else CookieJar()
+        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.cookies))
+
+    def request(self, path: str, data: dict | None = None) -> tuple[int, str, bytes]:
+        body = urllib.parse.urlencode(data).encode() if data is not None else None
+        try:
+            with self.opener.open(self.base_url + path, data=body, timeout=30) as response:
+                return response.status, response.url, response.read()
+        except urllib.error.HTTPError as error:
+            with error:
+                return error.code, error.url, error.read()
+
+    def get(self, path: str) -> tuple[int, str, bytes]:
+        return self.request(path)
+
+    def post(self, path: str, data: dict) -> tuple[int, str, bytes]:
+        return self.request(path, data)
+
+
+def answer_head_dimension(browser: Browser) -> str:
+    """Open the question page, post "32" with the form's CSRF token, and return the answer page's HTML."""
+    status, _, page = browser.get(QUESTION_PATH)
+    assert status == 200, page[:500]
+    token = CSRF_INPUT.search(page.decode())
+    assert token, "the question page has no CSRF token"
+    status, final_url, page = browser.post(QUESTION_PATH, {"csrf_token": token.group(1), "answer": "32"})
+    assert status == 200, page[:500]
+    assert final_url.endswith(QUESTION_PATH + "/answer"), final_url
+    return page.decode()
+
+
+def verdict(html: str) -> str:
+    match = VERDICT.search(html)
+    assert match, "the answer page has no verdict"
+    return match.group(1)
+
+
+@pytest.fixture(scope="module")
+def docker():
+    engine = Docker(docker_command())
+    yield engine
+    engine.clean_up()
+
+
+@pytest.fixture(scope="module")
+def image(docker):
+    """Build the image once for the module (the first podman-here build also makes its base image)."""
+    docker("build", "-t", IMAGE, str(ROOT), timeout=1800)
+    return IMAGE
+
+
+@pytest.fixture(scope="module")
+def server(docker, image):
+    container = docker.start({"FLASK_SECRET_KEY": SECRET_KEY, "GUNICORN_WORKERS": "3"})
+    container.health = container.wait_until_healthy()
+    return container
+
+
+def test_container_becomes_healthy_and_serves_as_a_non_root_user(docker, server):
+    assert server.health["status"] == "ok" and server.health["database"] is True, server.health
+    assert server.health["banks"] >= 1, "the bundled banks in /quizzes were not loaded"
+    # The image's own HEALTHCHECK, as Docker runs it.
+    result = docker("healthcheck", "run", server.name, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    uid, cmdline = server.process_one()
+    assert uid != 0, "the server runs as root"
+    assert "gunicorn" in cmdline, f"PID 1 is not gunicorn (the entrypoint must exec it): {cmdline}"
+    logs = server.logs()
+    assert logs.count("Booting worker") == 3, "GUNICORN_WORKERS=3 did not start three workers:\n" + logs
+    assert "building the font cache" not in logs, "matplotlib's font cache was not built into the image"
+
+
+def test_a_student_answers_a_question_over_http(server):
+    browser = Browser(server.url)
+    html = answer_head_dimension(browser)
+    assert verdict(html) == "Correct"
+    # The answer page's figure is rendered by matplotlib inside the container.
+    src = VISUAL_IMAGE.search(html)
+    assert src, "the answer page has no figure"
+    source = src.group(1).replace("&amp;", "&")
+    if source.startswith("data:"):
+        with urllib.request.urlopen(source) as inline:
+            figure = inline.read()
+    else:
+        status, _, figure = browser.get(source)
+        assert status == 200, figure[:500]
+    assert figure.startswith(b"\x89PNG") or b"<svg" in figure[:500], figure[:100]
+    # Its request shows in the access log on stdout.
+    assert f"POST {QUESTION_PATH}" in server.logs()
+
+
+def test_answers_survive_a_new_container_on_the_same_data_volume(docker, image):
+    volume = docker.volume()
+    first = docker.start({"FLASK_SECRET_KEY": SECRET_KEY}, volume)
+    first.wait_until_healthy()
+    browser = Browser(first.url)
+    assert verdict(answer_head_dimension(browser)) == "Correct"
+    docker("rm", "-f", "-v", first.name)  # -v: its anonymous /quizzes volume; the named one stays
+
+    second = docker.start({"FLASK_SECRET_KEY": SECRET_KEY}, volume)
+    second.wait_until_healthy()
+    # Same cookie, new container: the answer is read back from the SQLite database in /data.
+    status, final_url, page = Browser(second.url, browser.cookies).get(QUESTION_PATH + "/answer")
+    assert status == 200 and final_url.endswith("/answer"), f"the stored answer was lost ({final_url})"
+    html = page.decode()
+    assert verdict(html) == "Correct"
+    assert "Your choice" in html
+
+
+def test_refuses_to_start_with_the_development_secret_key(docker, image):
+    container = docker.start({"FLASK_SECRET_KEY": "dev"})
+    docker("wait", container.name, timeout=60)
+    state = container.state()
+    assert not state["Running"] and state["ExitCode"] != 0, state
+    logs = container.logs()
+    assert "refusing to start: FLASK_SECRET_KEY is the well-known development value 'dev'" in logs, logs
+    assert "Booting worker" not in logs
+
+
+@pytest.mark.parametrize("env, problem", [
+    ({}, "FLASK_SECRET_KEY is not set"),
+    ({"FLASK_SECRET_KEY": ""}, "FLASK_SECRET_KEY is empty"),
+    ({"FLASK_SECRET_KEY": "x" * 31}, "only 31 characters long"),
+    ({"FLASK_SECRET_KEY": "please-change-me-to-a-long-random-string"}, "is a placeholder"),
+    ({"FLASK_SECRET_KEY": "CHANGE-ME"}, "well-known development value"),
+])
+def test_refuses_missing_short_or_placeholder_secret_keys(docker, image, env, problem):
+    args = [arg for key, value in env.items() for arg in ("-e", f"{key}={value}")]
+    result = docker("run", "--rm", *args, image, check=False, timeout=60)
+    assert result.returncode != 0
+    assert problem in result.stderr, result.stderr
+    assert "ATTENTION_QUIZ_INSECURE_DEMO=1" in result.stderr, "the message should name the demo opt-in"
+
+
+def test_the_demo_opt_in_starts_without_a_secret_key(docker, image):
+    # `gunicorn --version` goes through the same checks and init-db as the server, then exits.
+    result = docker("run", "--rm", "-e", "ATTENTION_QUIZ_INSECURE_DEMO=1", image, "gunicorn", "--version",
+                    check=False, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "WARNING: FLASK_SECRET_KEY is not set" in result.stderr
+    assert "database ready" in result.stdout
