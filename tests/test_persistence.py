@@ -143,3 +143,16 @@ def test_same_flow_on_postgresql(postgres, quiz_dir):
         assert connection.execute(select(func.count()).select_from(db.responses)).scalar() == 1
     assert db.migrate(app.extensions["db_engine"]) == 1  # idempotent on PostgreSQL too
     app.extensions["db_engine"].dispose()
+
+
+def test_an_optional_display_name_is_stored_with_the_attempt(app, client):
+    page = client.get(f"/quiz/{SEED_BANK}/").get_data(as_text=True)
+    assert 'id="display-name"' in page
+    response = client.post(f"/quiz/{SEED_BANK}/name", data={"csrf_token": csrf_token(page), "display_name": "  Ada   L. "})
+    assert response.status_code == 303
+    assert _attempts(app)[0].display_name == "Ada L."
+    assert 'value="Ada L."' in client.get(f"/quiz/{SEED_BANK}/").get_data(as_text=True)
+    too_long = client.post(f"/quiz/{SEED_BANK}/name", data={"csrf_token": csrf_token(page), "display_name": "x" * 81})
+    assert too_long.status_code == 400 and "at most 80 characters" in too_long.get_data(as_text=True)
+    client.post(f"/quiz/{SEED_BANK}/name", data={"csrf_token": csrf_token(page), "display_name": ""})
+    assert _attempts(app)[0].display_name is None  # back to anonymous

@@ -18,6 +18,15 @@ from ..errors import BadInput
 from ..grading import Answer, Grade, grade, parse_answer
 
 MAX_SEED = 2**31 - 1
+MAX_DISPLAY_NAME = 80
+
+
+def clean_display_name(raw: str) -> str | None:
+    """An optional name for the instructor's results: trimmed, single-line, bounded. Empty means anonymous."""
+    name = " ".join(raw.split())
+    if len(name) > MAX_DISPLAY_NAME:
+        raise BadInput(f"A display name may be at most {MAX_DISPLAY_NAME} characters.")
+    return name or None
 
 
 def _attempt_ids() -> dict:
@@ -57,10 +66,10 @@ def ensure_attempt(bank: Bank, display_name: str | None = None) -> str:
     current = attempt_id(bank)
     if current and db.attempt_row(current) is not None:
         if display_name is not None:
-            db.set_display_name(current, display_name)
+            db.set_display_name(current, display_name or None)
         return current
     current = secrets.token_hex(16)
-    db.start_attempt(current, bank.id, seed(bank), display_name)
+    db.start_attempt(current, bank.id, seed(bank), display_name or None)
     _attempt_ids()[bank.id] = current
     session.modified = True
     return current

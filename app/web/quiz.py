@@ -31,8 +31,19 @@ def start(bank_id: str):
     answered = progress.answers(bank)
     next_question = next((q for q in bank.questions if q.id not in answered), None)
     questions = [progress.variant(bank, q) for q in bank.questions]
+    row = progress.attempt(bank)
     return render_template("quiz/start.html", bank=bank, questions=questions, answered=answered,
-                           next_question=next_question)
+                           next_question=next_question, display_name=row.display_name if row else None,
+                           max_name=progress.MAX_DISPLAY_NAME)
+
+
+@bp.post("/quiz/<bank_id>/name")
+@limiter.limit(lambda: current_app.config["RATE_LIMIT_SUBMIT"])
+def set_name(bank_id: str):
+    bank = banks().get(bank_id)
+    name = progress.clean_display_name(request.form.get("display_name", ""))
+    progress.ensure_attempt(bank, display_name=name or "")
+    return redirect(url_for(".start", bank_id=bank.id), 303)
 
 
 def _context(bank, question, answered):
