@@ -1275,3 +1275,24 @@ def test_documented_question_examples_are_valid():
     assert len(examples) == 4  # one per question type
     for example in examples:
         bank_of(questions(example))
+
+
+def test_documented_banks_are_valid_with_their_visuals_and_variants():
+    from app.visuals import check_visual
+
+    banks = [block for block in _doc_yaml_blocks() if block.startswith("id:")]
+    assert len(banks) == 3  # the complete bank, the parameterised one and the self-test draft
+    for block in banks:
+        result = load_bank_bytes(block.encode("utf-8"), "authoring.md", check_visual)
+        assert result.errors == (), [str(e) for e in result.errors]
+
+
+def test_documented_visual_examples_are_valid():
+    from app.visuals import check_visual
+
+    examples = [block for block in _doc_yaml_blocks() if block.startswith("visual:")]
+    assert examples
+    for example in examples:
+        body = "- id: v\n  type: numeric\n  prompt: P\n  answer: 1\n  explanation: E\n" + indent(example, "  ")
+        result = load_bank_bytes(questions(body).encode("utf-8"), "authoring.md", check_visual)
+        assert result.errors == (), [str(e) for e in result.errors]

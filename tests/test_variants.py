@@ -157,3 +157,29 @@ def test_api_grades_a_given_seed(client):
     assert client.post(url, json={"answer": d_model / heads + 1, "seed": 7}).get_json()["correct"] is False
     bad = client.post(url, json={"answer": 1, "seed": -1})
     assert bad.status_code == 400 and "seed must be" in bad.get_json()["error"]["message"]
+
+
+def test_text_params_substitute_and_bad_arithmetic_on_them_is_a_load_error():
+    words = BANK.replace("d_model: [64, 96, 128]", "d_model: [64, 96, 128]\n      word: [cat, dog]").replace(
+        '"d_model = {{ d_model }}', '"{{ word }}: d_model = {{ d_model }}')
+    question = _question(words)
+    assert instantiate(question, 0).prompt.split(":")[0] in ("cat", "dog")
+    broken = words.replace("{{ word }}:", "{{ word + 1 }}:")
+    result = load_bank_bytes(broken.encode(), "bank.yaml", check_visual)
+    assert result.bank is None
+    assert any("cannot be computed" in str(e) for e in result.errors), [str(e) for e in result.errors]
+
+
+def test_a_seed_whose_draw_fails_falls_back_to_a_checked_seed(monkeypatch):
+    from app.bank import variants
+
+    question = _question()
+    real_draw = variants.draw
+
+    def unlucky(q, seed):  # as if `where` could not be met for seeds the loader never tried
+        if seed >= 8:
+            raise variants.VariantError("no values satisfying where", ("where",))
+        return real_draw(q, seed)
+
+    monkeypatch.setattr(variants, "draw", unlucky)
+    assert instantiate(question, 12345).prompt == instantiate(question, 0).prompt

@@ -50,7 +50,12 @@ class Expression:
     names: frozenset[str]
 
     def evaluate(self, values: dict[str, Any]) -> Any:
-        return _Evaluator(values).visit(self.tree.body)
+        try:
+            return _Evaluator(values).visit(self.tree.body)
+        except ExpressionError:
+            raise
+        except (TypeError, ValueError, ArithmeticError) as error:  # e.g. text params in arithmetic
+            raise ExpressionError(f"{self.text!r} cannot be computed: {error}") from None
 
 
 def compile_expression(text: str, allowed_names: set[str] | frozenset[str]) -> Expression:
@@ -153,6 +158,8 @@ class _Evaluator(ast.NodeVisitor):
 
 def format_number(value: Any) -> str:
     """How a computed value reads in a prompt: 32 rather than 32.0, and 6 significant digits."""
+    if isinstance(value, str):  # a text param, e.g. a word drawn from a list
+        return value
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float) and value.is_integer():

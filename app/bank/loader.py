@@ -118,6 +118,9 @@ def _message(error: dict, model: type[BaseModel]) -> str:
     if kind == "string_pattern_mismatch" and loc and loc[-1] == "learn":
         return (f"{_describe(value)} is not a link this app will follow: use a site path like "
                 "'/learn/attention#soft-lookup' or an http(s):// URL")
+    if kind == "string_pattern_mismatch" and "params" in loc:
+        return (f"{_describe(loc[-2] if loc[-1] == '[key]' else value)} is not a valid param name: use lowercase letters, "
+                "digits and '_' (at most 32 characters), starting with a letter or '_'")
     if kind == "string_pattern_mismatch":
         return (f"{_describe(value)} is not a valid id: use lowercase letters, digits, '-' and '_' "
                 "(at most 64 characters), starting with a letter or digit")

@@ -79,11 +79,22 @@ def _substitute_value(value: Any, values: dict[str, Any], path: tuple) -> Any:
 
 
 def instantiate(question: Question, seed: int) -> Question:
-    """The concrete question a student with this seed sees; unchanged when it has no params."""
+    """The concrete question a student with this seed sees; unchanged when it has no params.
+
+    If this seed's draw cannot satisfy `where` (the loader only proves seeds 0-7), the first of the
+    loader's checked seeds is used instead, so a student never meets an error page.
+    """
     if not question.params:
         return question
-    values = draw(question, seed)
-    return apply(question, values)
+    try:
+        return apply(question, draw(question, seed))
+    except VariantError:
+        for checked in sample_seeds():
+            try:
+                return apply(question, draw(question, checked))
+            except VariantError:
+                continue
+        raise
 
 
 def apply(question: Question, values: dict[str, Any]) -> Question:
@@ -103,8 +114,8 @@ def apply(question: Question, values: dict[str, Any]) -> Question:
             answer = _compiled(question.answer, frozenset(values)).evaluate(values)
         except ExpressionError as error:
             raise VariantError(str(error), ("answer",)) from None
-        if isinstance(answer, bool):
-            raise VariantError("the answer expression gives true/false, not a number", ("answer",))
+        if isinstance(answer, bool) or not isinstance(answer, (int, float)):
+            raise VariantError(f"the answer expression gives {answer!r}, not a number", ("answer",))
         update["answer"] = float(answer)
     if question.visual is not None:
         params = {name: _substitute_value(value, values, ("visual", "params", name))
@@ -147,9 +158,11 @@ def check(question: Question, visual_checker=None, seeds: int = 8) -> list[tuple
         return problems
     for seed in sample_seeds(seeds):
         try:
-            concrete = instantiate(question, seed)
+            concrete = apply(question, draw(question, seed))
         except VariantError as error:
             return [(error.path, f"seed {seed}: {error}")]
+        except Exception as error:  # never let one bank's mistake stop the loader
+            return [((), f"seed {seed}: this question cannot be instantiated: {error}")]
         if concrete.visual is not None and visual_checker is not None:
             for path, message in visual_checker(concrete.visual.kind, dict(concrete.visual.params)):
                 return [(("visual",) + tuple(path), f"seed {seed}: {message}")]

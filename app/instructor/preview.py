@@ -21,7 +21,8 @@ MAX_SEED = 2**31 - 1
 
 def _seed() -> int:
     raw = request.args.get("seed", "0")
-    if not raw.isdigit() or int(raw) > MAX_SEED:
+    # ASCII digits only, and few enough for int() ("²".isdigit() is true, and int() refuses 4300+ digits).
+    if not (raw.isascii() and raw.isdigit()) or len(raw) > len(str(MAX_SEED)) or int(raw) > MAX_SEED:
         raise BadInput(f"seed must be a whole number from 0 to {MAX_SEED}; got {raw[:20]!r}.")
     return int(raw)
 
@@ -45,8 +46,8 @@ def preview_question(bank_id: str, question_id: str):
     registry = banks()
     bank, template = registry.question(bank_id, question_id)
     seed = _seed()
-    values = draw(template, seed) if has_params(template) else {}
     try:
+        values = draw(template, seed) if has_params(template) else {}
         question = instantiate(template, seed)
     except VariantError as error:
         raise BadInput(f"Seed {seed} cannot be instantiated: {error}") from None
