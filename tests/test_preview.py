@@ -73,3 +73,10 @@ def test_broken_bank_errors_show_in_the_preview_while_students_keep_the_last_goo
     page = instructor.get("/instructor/preview/attention-transformers/transformer-advantages").get_data(as_text=True)
     assert "no longer validates" in page
     assert instructor.get("/quiz/attention-transformers/transformer-advantages").status_code == 200
+
+
+@pytest.mark.parametrize("seed", ["²", "9" * 5000, "1e3", "-0", ""])
+def test_odd_seeds_are_a_400_with_a_sentence(instructor, seed):
+    response = instructor.get("/instructor/preview/attention-practice/head-dimension-variant", query_string={"seed": seed})
+    assert response.status_code == 400
+    assert "seed must be a whole number" in response.get_data(as_text=True)
