@@ -96,9 +96,15 @@ def parse_answer(question: Question, value: Any) -> Answer:
         if len(set(chosen)) != len(chosen):
             raise BadInput("Each option may be chosen only once.")
         return sorted(chosen, key=question.index_of_option)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise BadInput("This question needs a finite number as its answer.")
-    return float(value)
+    try:
+        number = float(value)  # a JSON integer may be too large for a float
+    except OverflowError:
+        raise BadInput("That number is too large; this question needs a finite number as its answer.") from None
+    if not math.isfinite(number):
+        raise BadInput("This question needs a finite number as its answer.")
+    return number
 
 
 def parse_form_answer(question: Question, values: list[str]) -> Answer:

@@ -22,6 +22,14 @@ def _ids(options) -> str:
     return ", ".join(repr(o.id) for o in options)
 
 
+def _finite(number: int | float) -> bool:
+    """math.isfinite that also takes an int too large for a float (it raises OverflowError)."""
+    try:
+        return math.isfinite(number)
+    except OverflowError:
+        return False
+
+
 def _show(value: Any) -> str:
     """A value as the author wrote it in YAML (true, not Python's True)."""
     if isinstance(value, bool):
@@ -166,7 +174,7 @@ def _check_numeric(question: Question, problems: Problems) -> Question:
     if isinstance(answer, str) and question.params:
         # An expression over the params, e.g. "d_model / num_heads", checked by variants.check.
         return question.model_copy(update={"tolerance": question.tolerance or Tolerance()})
-    if isinstance(answer, bool) or not isinstance(answer, (int, float)) or not math.isfinite(answer):
+    if isinstance(answer, bool) or not isinstance(answer, (int, float)) or not _finite(answer):
         hint = " (an expression like \"d_model / num_heads\" needs params: declared on the question)" if isinstance(answer, str) else ""
         problems.append((("answer",), f"a numeric answer must be a finite number; got {_show(answer)}{hint}"))
         return question

@@ -14,6 +14,7 @@ import yaml
 
 MAX_FILE_BYTES = 1_000_000
 MAX_NODES = 100_000  # after alias expansion: a "billion laughs" document stops here, cheaply
+MAX_INT_DIGITS = 1000  # characters in an integer literal (Python's int() and repr() stop at 4300 digits)
 MAX_DEPTH = 50  # levels of nested lists/mappings; a bank needs about 6, and deeper input would exhaust the stack
 
 Path = tuple  # a location inside the document, e.g. ("questions", 4, "options", 1, "correct")
@@ -133,6 +134,14 @@ def _scalar(node: yaml.ScalarNode) -> object:
     if tag == "tag:yaml.org,2002:bool":
         return value.lower() == "true"
     if tag == "tag:yaml.org,2002:int":
+        # Python refuses to convert an int of 4300+ decimal digits (from or to text), so a longer literal
+        # would crash the loader, or the error message that shows it.
+        if len(value) > MAX_INT_DIGITS:
+            raise SourceError(
+                f"this number has {len(value):,} digits; a bank needs far fewer, so shorten it "
+                "(or put it in quotes if it is text)",
+                Position.of(node.start_mark),
+            )
         if value.startswith("0o"):
             return int(value[2:], 8)
         if value.startswith("0x"):

@@ -29,6 +29,17 @@ def _security_headers(response):
     return response
 
 
+def _refuse_nameless_form_fields():
+    """A multipart part without `name=` in its Content-Disposition parses to the form key None, which
+    Flask-WTF's CSRF check cannot handle (AttributeError, a 500); refuse it with a sentence first."""
+    from flask import request
+
+    from ..errors import BadInput
+
+    if request.mimetype == "multipart/form-data" and any(not isinstance(key, str) for key in request.form):
+        raise BadInput("A part of this form has no field name. Reload the page and submit the form again.")
+
+
 def _healthz():
     """For load balancers and Docker's HEALTHCHECK: 200 when the database answers, 503 otherwise."""
     from flask import current_app, jsonify
@@ -42,6 +53,7 @@ def init_app(app: Flask) -> None:
     from ..visuals.service import RenderCache
     from . import api, learn, plots, quiz
 
+    app.before_request(_refuse_nameless_form_fields)  # before CSRFProtect's own before_request
     csrf.init_app(app)
     limiter.init_app(app)
     app.extensions["render_cache"] = RenderCache(app.config["PLOT_CACHE_ENTRIES"])

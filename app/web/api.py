@@ -29,7 +29,9 @@ def _seed(value) -> int:
     """The variant seed of a parameterised question (default 0); bounded like the app's own seeds."""
     if value is None:
         return 0
-    if isinstance(value, str) and value.isdigit():
+    # ASCII digits only, and few enough for int(): "²".isdigit() is true but int("²") raises, and so
+    # does a string past Python's 4300-digit limit.
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= len(str(MAX_SEED)):
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_SEED:
         raise BadInput(f"seed must be a whole number from 0 to {MAX_SEED}.")
@@ -77,7 +79,10 @@ def grade_answer(bank_id: str, question_id: str):
     _, question = banks().question(bank_id, question_id)
     if not request.is_json:
         abort(415)
-    body = request.get_json(silent=True)
+    try:
+        body = request.get_json(silent=True)
+    except RecursionError:  # json.loads recurses per nesting level; [[[[... within the size limit overflows
+        raise BadInput("The JSON body is nested too deeply; send {\"answer\": ...}.") from None
     if body is None:
         raise BadInput("The body is not valid JSON; send {\"answer\": ...}.")
     if not isinstance(body, dict):
