@@ -28,6 +28,7 @@ DEFAULTS = {
     "DATABASE_URL": None,  # None: SQLite in the instance folder; or postgresql+psycopg://user:pw@host/db
     "DATABASE_AUTO_MIGRATE": True,  # create/upgrade the schema at start-up (same as `flask init-db`)
     "PLOT_CACHE_ENTRIES": 256,  # rendered figures kept in memory per process (LRU)
+    "PLOT_PRERENDER": True,  # render every bank's default visuals in a background thread at start-up
     "RATE_LIMIT_SUBMIT": "60 per minute",  # answer submissions per browser session
     "RATE_LIMIT_PLOTS": "300 per minute",  # plot renders per browser session
     "RATE_LIMIT_LOGIN": "10 per minute",  # instructor login attempts per address
@@ -91,5 +92,9 @@ def create_app(test_config: dict | None = None) -> Flask:
     bank.init_app(app)
     web.init_app(app)
     instructor.init_app(app)
+    if app.config["PLOT_PRERENDER"] and not app.testing:
+        from .visuals.service import start_prerender
+
+        start_prerender(app)
     authoring_cli.init_app(app)
     return app

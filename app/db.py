@@ -124,7 +124,12 @@ def default_url(app: Flask) -> str:
 
 def migrate(engine: Engine) -> int:
     """Create or upgrade the schema; safe to run any number of times. Returns the schema version."""
-    metadata.create_all(engine, checkfirst=True)
+    try:
+        metadata.create_all(engine, checkfirst=True)
+    except SQLAlchemyError:
+        # Several workers starting at once on a new database race between "does it exist" and
+        # CREATE; the loser finds the tables made by the winner on a second look.
+        metadata.create_all(engine, checkfirst=True)
     with engine.begin() as connection:
         row = connection.execute(select(schema_info.c.version).where(schema_info.c.id == 1)).first()
         if row is None:

@@ -163,3 +163,37 @@ def test_playground_applies_overrides_only_to_its_own_section(client):
     html = client.get("/learn/attention?v=attention-playground&causal=on&num_heads=1&d_model=8").get_data(as_text=True)
     assert "causal mask on" in html.lower()
     assert client.get("/learn/nope").status_code == 404
+
+
+def test_concurrent_requests_for_a_new_figure_render_it_once(app):
+    import threading
+
+    from app.visuals.service import RenderCache
+
+    kind = get_kind("head-split")
+    params = kind.parse({"d_model": 512, "num_heads": 16})
+    calls = []
+    real_render = kind.render
+
+    def counting_render(p):
+        calls.append(p)
+        return real_render(p)
+
+    cache = RenderCache(8)
+    kind.render = counting_render  # instance attribute shadows the method for this test only
+    try:
+        threads = [threading.Thread(target=cache.get_or_render, args=(kind, params)) for _ in range(6)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        del kind.render
+    assert len(calls) == 1 and cache.hits == 5
+
+
+def test_prerender_covers_fixed_visuals_and_skips_per_student_variants(app):
+    from app.visuals.service import bank_visuals
+
+    visuals = bank_visuals(app.extensions["banks"].banks.values())
+    assert sorted(k.name for k, _ in visuals) == sorted(q.visual.kind for q in app.extensions["banks"].get(SEED_BANK).questions)

@@ -15,7 +15,14 @@ matplotlib.use("Agg")  # no display in a server; set before any backend is touch
 
 import numpy as np
 from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg
+from matplotlib.collections import PathCollection
 from matplotlib.figure import Figure
+from matplotlib.font_manager import FontProperties
+from matplotlib.layout_engine import PlaceHolderLayoutEngine
+from matplotlib.path import Path
+from matplotlib.textpath import TextPath
+from matplotlib.transforms import Affine2D
 
 # Colour-vision-safe, perceptually uniform maps only.
 SEQUENTIAL = "viridis"
@@ -28,15 +35,55 @@ RENDER_LOCK = threading.Lock()
 DPI = 100
 
 
+class _SharedRendererCanvas(FigureCanvasAgg):
+    """An Agg canvas whose renderer is shared by all figures of one pixel size.
+
+    matplotlib caches text metrics per renderer, and a fresh figure gets a fresh renderer
+    (two, in fact: one to lay out, one to draw), so every tick label, title and cell value
+    would be measured with FreeType again on every render. With one renderer per size the
+    layout and the drawing, and later renders, reuse the measurements. The renderer's
+    pixel buffer is shared too, so drawing happens under RENDER_LOCK.
+    """
+
+    _renderers: dict[tuple[int, int, float], RendererAgg] = {}
+    _MAX_RENDERERS = 16  # figure sizes are fixed per visual kind, so a few are ever made
+
+    def get_renderer(self) -> RendererAgg:
+        width, height = self.get_width_height(physical=True)
+        key = (width, height, self.figure.dpi)
+        renderer = self._renderers.get(key)
+        if renderer is None:
+            if len(self._renderers) >= self._MAX_RENDERERS:
+                self._renderers.clear()
+            renderer = self._renderers[key] = RendererAgg(width, height, self.figure.dpi)
+        self.renderer = renderer  # FigureCanvasAgg.draw and buffer_rgba use this attribute
+        return renderer
+
+
 def new_figure(width: float, height: float) -> Figure:
     figure = Figure(figsize=(width, height), dpi=DPI, layout="constrained")
+    _SharedRendererCanvas(figure)  # attaches itself as figure.canvas
     return figure
+
+
+def settle_layout(figure: Figure) -> None:
+    """Run the figure's layout engine once, then fix the positions it chose.
+
+    savefig on a figure that still has a layout engine draws the whole figure twice: once
+    without output, to lay it out, and once for real. Running the engine here instead
+    gives the same positions (same engine, same dpi) for one draw fewer.
+    """
+    engine = figure.get_layout_engine()
+    if engine is not None and not isinstance(engine, PlaceHolderLayoutEngine):
+        engine.execute(figure)
+        figure.set_layout_engine(None)
 
 
 def to_png(figure: Figure) -> bytes:
     """PNG bytes that are identical for identical figures (no timestamp or software metadata)."""
     buffer = io.BytesIO()
     with RENDER_LOCK:
+        settle_layout(figure)
         figure.savefig(buffer, format="png", dpi=DPI, metadata={"Software": None})
     return buffer.getvalue()
 
@@ -44,6 +91,7 @@ def to_png(figure: Figure) -> bytes:
 def to_svg(figure: Figure) -> bytes:
     buffer = io.BytesIO()
     with RENDER_LOCK:
+        settle_layout(figure)
         # A fixed hashsalt and no date make the SVG deterministic.
         with matplotlib.rc_context({"svg.hashsalt": "attention-quiz", "svg.fonttype": "none"}):
             figure.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
@@ -88,12 +136,57 @@ def heatmap(
     if title:
         ax.set_title(title)
     if annotate and rows * cols <= 256:
-        colormap = image.cmap
         span = (vmax - vmin) or 1.0
-        for i in range(rows):
-            for j in range(cols):
-                shade = colormap((values[i, j] - vmin) / span)
-                luminance = 0.2126 * shade[0] + 0.7152 * shade[1] + 0.0722 * shade[2]
-                ax.text(j, i, fmt.format(values[i, j]), ha="center", va="center", fontsize=8,
-                        color="black" if luminance > 0.5 else "white")
+        rows_index, cols_index = np.indices(values.shape)
+        cell_labels(ax, cols_index.ravel(), rows_index.ravel(),
+                    [fmt.format(value) for value in np.asarray(values).ravel()],
+                    contrasting_colours(image.cmap, (np.asarray(values).ravel() - vmin) / span))
     return image
+
+
+def contrasting_colours(colormap, fractions) -> list[str]:
+    """Black or white text for cells shaded colormap(fraction), whichever contrasts more."""
+    shades = np.asarray(colormap(np.asarray(fractions, dtype=float)))[..., :3]  # (cells, 3) RGB
+    luminance = shades @ np.array([0.2126, 0.7152, 0.0722])
+    return ["black" if value > 0.5 else "white" for value in luminance]
+
+
+# Outlines of cell labels at a size, centred on (0, 0), in points. The same few strings
+# ("0.25", "-1.3", ...) recur in every figure, so each is built once per process.
+_LABEL_PATHS: dict[tuple[str, float], Path] = {}
+_LABEL_FONT = FontProperties()  # the default sans-serif, as ax.text uses
+_MAX_LABEL_PATHS = 4096
+
+
+def _label_path(label: str, fontsize: float) -> Path:
+    key = (label, fontsize)
+    path = _LABEL_PATHS.get(key)
+    if path is None:
+        outline = TextPath((0, 0), label, size=fontsize, prop=_LABEL_FONT)
+        extents = outline.get_extents()
+        centre = ((extents.x0 + extents.x1) / 2, (extents.y0 + extents.y1) / 2)
+        path = Path(outline.vertices - centre, outline.codes)
+        if len(_LABEL_PATHS) >= _MAX_LABEL_PATHS:
+            _LABEL_PATHS.clear()
+        _LABEL_PATHS[key] = path
+    return path
+
+
+def cell_labels(ax: Axes, x, y, labels: Sequence[str], colours: Sequence, fontsize: float = 8) -> None:
+    """Write labels[i] centred on data point (x[i], y[i]) in colours[i], as one collection.
+
+    One Text artist per cell is the slowest part of drawing an annotated heatmap (each is
+    laid out and rasterised on its own); the glyph outlines drawn as one PathCollection
+    show the same numbers in the same font for a fraction of the cost.
+    """
+    if not len(labels):
+        return
+    collection = PathCollection(
+        [_label_path(label, fontsize) for label in labels],
+        offsets=np.column_stack([np.asarray(x, dtype=float), np.asarray(y, dtype=float)]),
+        offset_transform=ax.transData,
+        transform=Affine2D().scale(ax.figure.dpi / 72.0),  # points -> pixels
+        facecolors=list(colours), edgecolors="none", linewidths=0, zorder=3,
+    )
+    collection.set_in_layout(False)  # inside the axes: measuring it would only slow the layout
+    ax.add_collection(collection, autolim=False)

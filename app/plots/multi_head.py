@@ -14,7 +14,7 @@ from matplotlib.patches import PathPatch
 from matplotlib.path import Path
 from matplotlib.transforms import Affine2D
 
-from .figure import heatmap, new_figure
+from .figure import cell_labels, contrasting_colours, heatmap, new_figure
 from .soft_lookup import format_temperature
 
 MASKED_COLOUR = "#d9d9d9"
@@ -43,16 +43,10 @@ def _grid(num_heads: int) -> tuple[int, int]:
 
 def _annotate(ax: Axes, weights: np.ndarray, mask: np.ndarray | None, image) -> None:
     """Write each allowed weight in its cell, in black or white for contrast with the colour."""
-    colormap = image.cmap
-    for i, row in enumerate(weights):
-        for j, weight in enumerate(row):
-            if mask is not None and not mask[i, j]:
-                continue
-            red, green, blue, _ = colormap(float(weight))
-            luminance = 0.2126 * red + 0.7152 * green + 0.0722 * blue
-            # in_layout=False: the numbers sit inside the axes, and measuring them only slows the layout.
-            ax.text(j, i, f"{weight:.2f}", ha="center", va="center", fontsize=8,
-                    color="black" if luminance > 0.5 else "white", in_layout=False)
+    rows, cols = np.nonzero(np.ones_like(weights, dtype=bool) if mask is None else mask)
+    shown = weights[rows, cols]
+    cell_labels(ax, cols, rows, [f"{weight:.2f}" for weight in shown],
+                contrasting_colours(image.cmap, shown), fontsize=8)
 
 
 def _hatch_masked(ax: Axes, mask: np.ndarray) -> None:

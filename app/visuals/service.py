@@ -30,35 +30,113 @@ class CachedRender:
 
 
 class RenderCache:
-    """A bounded LRU of rendered figures keyed by (kind, canonical params)."""
+    """A bounded LRU of rendered figures keyed by (kind, canonical params).
+
+    Concurrent requests for a figure that is not cached yet render it once: the first one
+    renders and the others wait for its result (a class of students opening the same answer
+    page at once would otherwise render the same figure once per request).
+    """
 
     def __init__(self, max_entries: int = 256):
         self.max_entries = max_entries
         self._entries: OrderedDict[tuple[str, str], CachedRender] = OrderedDict()
+        self._in_flight: dict[tuple[str, str], threading.Event] = {}
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
 
     def get_or_render(self, kind: VisualKind, params: VisualParams) -> CachedRender:
         key = (kind.name, canonical(params))
-        with self._lock:
-            found = self._entries.get(key)
-            if found is not None:
+        while True:
+            with self._lock:
+                found = self._entries.get(key)
+                if found is not None:
+                    self._entries.move_to_end(key)
+                    self.hits += 1
+                    return found
+                rendering = self._in_flight.get(key)
+                if rendering is None:
+                    self._in_flight[key] = threading.Event()
+                    break
+            rendering.wait()  # another thread is rendering this figure; then look again
+        try:
+            rendered = kind.render(params)  # outside the lock: other figures may render meanwhile
+            entry = CachedRender(rendered, '"' + hashlib.sha256(rendered.image).hexdigest()[:32] + '"')
+            with self._lock:
+                self.misses += 1
+                self._entries[key] = entry
                 self._entries.move_to_end(key)
-                self.hits += 1
-                return found
-        rendered = kind.render(params)  # outside the lock: other kinds may render meanwhile
-        entry = CachedRender(rendered, '"' + hashlib.sha256(rendered.image).hexdigest()[:32] + '"')
-        with self._lock:
-            self.misses += 1
-            self._entries[key] = entry
-            self._entries.move_to_end(key)
-            while len(self._entries) > self.max_entries:
-                self._entries.popitem(last=False)
+                while len(self._entries) > self.max_entries:
+                    self._entries.popitem(last=False)
+        finally:
+            with self._lock:
+                self._in_flight.pop(key).set()  # on failure a waiting request renders (and fails) itself
         return entry
+
+    def __contains__(self, key: tuple[str, str]) -> bool:
+        with self._lock:
+            return key in self._entries
 
     def __len__(self) -> int:
         return len(self._entries)
+
+
+def bank_visuals(banks) -> list[tuple[VisualKind, VisualParams]]:
+    """Each distinct visual that a question of `banks` shows with its own params, once.
+
+    A question whose params are drawn per student (a variant) is skipped: its figures differ
+    per student, so there is no one figure to prepare.
+    """
+    seen: set[tuple[str, str]] = set()
+    visuals = []
+    for bank in banks:
+        for question in bank.questions:
+            if question.visual is None or question.params:
+                continue
+            kind = get_kind(question.visual.kind)
+            if kind is None:
+                continue
+            try:
+                params = kind.parse(dict(question.visual.params or {}))
+            except ValidationError:
+                continue
+            key = (kind.name, canonical(params))
+            if key not in seen:
+                seen.add(key)
+                visuals.append((kind, params))
+    return visuals
+
+
+def prerender(cache: RenderCache, visuals, log=None) -> int:
+    """Render each (kind, params) into `cache`; returns how many were rendered. Never raises."""
+    rendered = 0
+    for kind, params in visuals:
+        try:
+            cache.get_or_render(kind, params)
+            rendered += 1
+        except Exception:  # a figure that fails here fails again, visibly, when a page asks for it
+            if log is not None:
+                log.exception("pre-rendering the %s visual failed", kind.name)
+    return rendered
+
+
+def start_prerender(app) -> threading.Thread:
+    """Pre-render the default visual of every question of the loaded banks, in a background thread.
+
+    Call it from create_app after the banks and the render cache exist (after web.init_app),
+    when app.config["PLOT_PRERENDER"] is true and not app.testing. The first student to open an
+    answer page then gets a cached figure instead of waiting for a render. The thread is a
+    daemon: it never holds up a shutdown. In a pre-forking server without --preload each worker
+    process builds its own app and so pre-renders for its own cache.
+    """
+    import logging
+
+    log = logging.getLogger(__name__)
+    cache: RenderCache = app.extensions["render_cache"]
+    visuals = bank_visuals(app.extensions["banks"].banks.values())
+    thread = threading.Thread(target=prerender, args=(cache, visuals, log), name="plot-prerender", daemon=True)
+    thread.start()
+    return thread
 
 
 def canonical(params: VisualParams) -> str:
