@@ -5,9 +5,28 @@ and a render step that returns image bytes and alt text built from the same engi
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+
+
+def _fits_the_tokenizer(text: str) -> str:
+    from app.engine.toy import MAX_TOKENS, tokenize
+
+    tokenize(text, MAX_TOKENS)  # raises ValueError with a sentence when there are too many words
+    return text
+
+
+def _on_off(value: Any) -> Any:
+    # A bank may write `causal: true`; the controls send "on"/"off".
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return value
+
+
+# A sentence of the toy vocabulary's words (at most MAX_TOKENS) and an on/off switch, shared by kinds.
+Sentence = Annotated[str, Field(min_length=1, max_length=80), AfterValidator(_fits_the_tokenizer)]
+OnOff = Annotated[Literal["off", "on"], BeforeValidator(_on_off)]
 
 
 class VisualParams(BaseModel):

@@ -5,16 +5,15 @@ Sentence, heads, width, temperature and an optional causal mask, drawn one heatm
 
 from __future__ import annotations
 
-from typing import Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, model_validator
 
-from app.engine.toy import MAX_TOKENS, tokenize
+from app.engine.toy import MAX_TOKENS
 from app.plots.attention_playground import draw_attention_playground
 from app.plots.figure import to_png
 
 from .. import register
-from ..base import Control, Rendered, VisualKind, VisualParams
+from ..base import Control, OnOff, Rendered, Sentence, VisualKind, VisualParams
 from .multi_head import (
     CAPTION,
     D_MODEL_MAX,
@@ -30,25 +29,13 @@ from .multi_head import (
 
 
 class AttentionPlaygroundParams(VisualParams):
-    sentence: str = Field(default="the cat sat on the mat", min_length=1, max_length=80)
+    sentence: Sentence = "the cat sat on the mat"
     num_heads: int = Field(default=2, ge=NUM_HEADS_MIN, le=NUM_HEADS_MAX)
     d_model: int = Field(default=16, ge=D_MODEL_MIN, le=D_MODEL_MAX)
     temperature: float = Field(default=1.0, ge=TEMPERATURE_MIN, le=TEMPERATURE_MAX, allow_inf_nan=False)
-    causal: Literal["off", "on"] = "off"
+    causal: OnOff = "off"
 
-    @field_validator("causal", mode="before")
-    @classmethod
-    def _yaml_boolean(cls, value):
-        # YAML 1.1 reads an unquoted on/off (or yes/no) as a boolean; take it to mean "on"/"off".
-        if isinstance(value, bool):
-            return "on" if value else "off"
-        return value
 
-    @field_validator("sentence")
-    @classmethod
-    def _short_sentence(cls, text: str) -> str:
-        tokenize(text, MAX_TOKENS)
-        return text
 
     @model_validator(mode="after")
     def _heads_divide_width(self):

@@ -6,7 +6,7 @@ A constructed model: head 1 relates nouns to nouns, head 2 verbs to verbs, furth
 from __future__ import annotations
 
 import numpy as np
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, model_validator
 
 from app.engine import causal_mask
 from app.engine.toy import (
@@ -23,7 +23,7 @@ from app.plots.figure import to_png
 from app.plots.multi_head import MultiHeadResult, draw_multi_head
 
 from .. import register
-from ..base import Control, Rendered, VisualKind, VisualParams
+from ..base import Control, Rendered, Sentence, VisualKind, VisualParams
 
 NUM_HEADS_MIN, NUM_HEADS_MAX = 1, 8
 D_MODEL_MIN, D_MODEL_MAX = 2, 64
@@ -41,16 +41,11 @@ def check_heads_divide(num_heads: int, d_model: int) -> None:
 
 
 class MultiHeadParams(VisualParams):
-    sentence: str = Field(default="the cat sat on the mat while the dog ran", min_length=1, max_length=80)
+    sentence: Sentence = "the cat sat on the mat while the dog ran"
     num_heads: int = Field(default=2, ge=NUM_HEADS_MIN, le=NUM_HEADS_MAX)
     d_model: int = Field(default=16, ge=D_MODEL_MIN, le=D_MODEL_MAX)
     temperature: float = Field(default=1.0, ge=TEMPERATURE_MIN, le=TEMPERATURE_MAX, allow_inf_nan=False)
 
-    @field_validator("sentence")
-    @classmethod
-    def _short_sentence(cls, text: str) -> str:
-        tokenize(text, MAX_TOKENS)
-        return text
 
     @model_validator(mode="after")
     def _heads_divide_width(self):

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
-from pydantic import Field, field_validator
+from pydantic import Field
 
 from app.engine import sinusoidal_positional_encoding
 from app.engine.toy import MAX_TOKENS, averaging_self_attention, embed, tokenize, unknown_words
@@ -16,7 +16,7 @@ from app.plots.figure import to_png
 from app.plots.order_blindness import OrderBlindnessResult, draw_order_blindness
 
 from .. import register
-from ..base import Control, Rendered, VisualKind, VisualParams
+from ..base import Control, OnOff, Rendered, Sentence, VisualKind, VisualParams
 
 D_MODEL_MIN, D_MODEL_MAX = 2, 64
 MODEL_SEED = 0
@@ -28,24 +28,12 @@ PERMUTATIONS = {
 
 
 class OrderBlindnessParams(VisualParams):
-    sentence: str = Field(default="the dog chased the cat", min_length=1, max_length=80)
+    sentence: Sentence = "the dog chased the cat"
     permutation: Literal["reverse", "rotate", "swap-ends"] = "reverse"
-    positional: Literal["off", "on"] = "off"
+    positional: OnOff = "off"
     d_model: int = Field(default=8, ge=D_MODEL_MIN, le=D_MODEL_MAX)
 
-    @field_validator("positional", mode="before")
-    @classmethod
-    def _yaml_boolean(cls, value):
-        # YAML 1.1 reads an unquoted on/off (or yes/no) as a boolean; take it to mean "on"/"off".
-        if isinstance(value, bool):
-            return "on" if value else "off"
-        return value
 
-    @field_validator("sentence")
-    @classmethod
-    def _short_sentence(cls, text: str) -> str:
-        tokenize(text, MAX_TOKENS)
-        return text
 
 
 def permutation_order(name: str, length: int) -> np.ndarray:

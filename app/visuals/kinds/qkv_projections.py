@@ -5,30 +5,25 @@ Shows X and, for each of Q, K, V, the learned matrix W and the product X·W, wit
 
 from __future__ import annotations
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
 from app.engine.toy import MAX_TOKENS, column_names, embed, project_qkv, tokenize, unknown_words
 from app.plots.figure import to_png
 from app.plots.qkv_projections import QkvResult, draw_qkv_projections
 
 from .. import register
-from ..base import Control, Rendered, VisualKind, VisualParams
+from ..base import Control, Rendered, Sentence, VisualKind, VisualParams
 
 D_MODEL_MIN, D_MODEL_MAX = 2, 16
 D_K_MIN, D_K_MAX = 1, 16
 
 
 class QkvProjectionsParams(VisualParams):
-    sentence: str = Field(default="the cat sat on the mat", min_length=1, max_length=80)
+    sentence: Sentence = "the cat sat on the mat"
     d_model: int = Field(default=6, ge=D_MODEL_MIN, le=D_MODEL_MAX)
     d_k: int = Field(default=4, ge=D_K_MIN, le=D_K_MAX)
     seed: int = Field(default=0, ge=0, le=9999)
 
-    @field_validator("sentence")
-    @classmethod
-    def _short_sentence(cls, text: str) -> str:
-        tokenize(text, MAX_TOKENS)
-        return text
 
 
 def qkv_result(params: QkvProjectionsParams) -> QkvResult:
