@@ -61,6 +61,22 @@ def _ensure_secret_key(app: Flask) -> None:
     app.config["SECRET_KEY"] = path.read_text().strip()
 
 
+def _prerender_on_first_request(app: Flask) -> None:
+    """Pre-render the banks' default visuals once the app serves, never in a CLI command (a render
+    thread still running when `flask init-db` exits would abort the interpreter)."""
+    import threading
+
+    from .visuals.service import start_prerender
+
+    started = threading.Event()
+
+    @app.before_request
+    def _start_prerender() -> None:
+        if not started.is_set():
+            started.set()
+            start_prerender(app)
+
+
 def create_app(test_config: dict | None = None) -> Flask:
     app = Flask(
         __name__,
@@ -93,8 +109,6 @@ def create_app(test_config: dict | None = None) -> Flask:
     web.init_app(app)
     instructor.init_app(app)
     if app.config["PLOT_PRERENDER"] and not app.testing:
-        from .visuals.service import start_prerender
-
-        start_prerender(app)
+        _prerender_on_first_request(app)
     authoring_cli.init_app(app)
     return app

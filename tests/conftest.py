@@ -71,7 +71,7 @@ class LiveServer:
 @pytest.fixture(scope="module")
 def live_server(tmp_path_factory):
     database = tmp_path_factory.mktemp("db") / "browser.sqlite3"
-    app = create_app({"TESTING": False, "SECRET_KEY": "browser-test-secret",
+    app = create_app({"TESTING": False, "SECRET_KEY": "browser-test-secret", "PLOT_PRERENDER": False,
                       "QUIZ_DIR": str(resource_dir("quizzes")), "DATABASE_URL": f"sqlite:///{database}"})
     with LiveServer(app) as server:
         yield server

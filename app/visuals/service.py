@@ -123,10 +123,9 @@ def prerender(cache: RenderCache, visuals, log=None) -> int:
 def start_prerender(app) -> threading.Thread:
     """Pre-render the default visual of every question of the loaded banks, in a background thread.
 
-    Call it from create_app after the banks and the render cache exist (after web.init_app),
-    when app.config["PLOT_PRERENDER"] is true and not app.testing. The first student to open an
-    answer page then gets a cached figure instead of waiting for a render. The thread is a
-    daemon: it never holds up a shutdown. In a pre-forking server without --preload each worker
+    create_app arranges for it on the first request (when PLOT_PRERENDER is true and not testing),
+    so CLI commands never start it. The first student to open an
+    answer page then gets a cached figure instead of waiting for a render. In a pre-forking server without --preload each worker
     process builds its own app and so pre-renders for its own cache.
     """
     import logging
@@ -134,7 +133,8 @@ def start_prerender(app) -> threading.Thread:
     log = logging.getLogger(__name__)
     cache: RenderCache = app.extensions["render_cache"]
     visuals = bank_visuals(app.extensions["banks"].banks.values())
-    thread = threading.Thread(target=prerender, args=(cache, visuals, log), name="plot-prerender", daemon=True)
+    # Not a daemon: interpreter shutdown waits for it (a few seconds) rather than killing it mid-render.
+    thread = threading.Thread(target=prerender, args=(cache, visuals, log), name="plot-prerender", daemon=False)
     thread.start()
     return thread
 
