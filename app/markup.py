@@ -62,12 +62,18 @@ def _render_math(latex: str, options: dict) -> str:
     return safe
 
 
-@functools.cache
-def _markdown() -> MarkdownIt:
+def build_markdown(math_renderer) -> MarkdownIt:
+    """The app's one Markdown dialect (CommonMark, raw HTML off, tables, $-maths), with maths drawn by
+    `math_renderer(latex, options)`; exporters reuse it so their parsing never drifts from the pages'."""
     md = MarkdownIt("commonmark", {"html": False, "typographer": False})
     md.enable("table")
-    dollarmath_plugin(md, allow_digits=False, double_inline=True, renderer=_render_math)
+    dollarmath_plugin(md, allow_digits=False, double_inline=True, renderer=math_renderer)
     return md
+
+
+@functools.cache
+def _markdown() -> MarkdownIt:
+    return build_markdown(_render_math)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -17,11 +17,10 @@ from dataclasses import dataclass, field
 
 from markdown_it import MarkdownIt
 from markupsafe import Markup
-from mdit_py_plugins.dollarmath import dollarmath_plugin
 
 from ..bank.schema import Bank, Question, Tolerance
 from ..bank.variants import VariantError, has_params, instantiate
-from ..markup import render_inline, render_markdown
+from ..markup import build_markdown, render_inline, render_markdown
 from ..visuals import get_kind
 from ..visuals.base import Rendered, VisualKind, VisualParams
 
@@ -205,13 +204,9 @@ def _render_visual(question: Question, render: Renderer | None) -> Rendered:
 
 @functools.cache
 def _tex_markdown() -> MarkdownIt:
-    # app.markup's parser settings (CommonMark, raw HTML off, tables, $-maths with the same rules), but
-    # the maths stays TeX in \( \) and \[ \] for Moodle's MathJax filter: Moodle's HTML cleaner strips
-    # MathML from question text.
-    md = MarkdownIt("commonmark", {"html": False, "typographer": False})
-    md.enable("table")
-    dollarmath_plugin(md, allow_digits=False, double_inline=True, renderer=_tex_math)
-    return md
+    # app.markup's dialect, but the maths stays TeX in \( \) and \[ \] for Moodle's MathJax filter:
+    # Moodle's HTML cleaner strips MathML from question text.
+    return build_markdown(_tex_math)
 
 
 def _tex_math(latex: str, options: dict) -> str:
