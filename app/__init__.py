@@ -29,6 +29,9 @@ DEFAULTS = {
     "DATABASE_AUTO_MIGRATE": True,  # create/upgrade the schema at start-up (same as `flask init-db`)
     "PLOT_CACHE_ENTRIES": 256,  # rendered figures kept in memory per process (LRU)
     "PLOT_PRERENDER": True,  # render every bank's default visuals in a background thread at start-up
+    "PLOT_CACHE_DIR": None,  # rendered plots on disk, shared by workers; None: <instance>/plot-cache; false: off
+    "PLOT_CACHE_DISK_MB": 256,  # the disk cache's size bound; the least recently used files go first
+    "ANSWER_PAGE_CACHE_ENTRIES": 256,  # rendered answer pages kept in memory per process (LRU); 0: off
     "RATE_LIMIT_SUBMIT": "60 per minute",  # answer submissions per browser session
     "RATE_LIMIT_PLOTS": "300 per minute",  # plot renders per browser session
     "RATE_LIMIT_LOGIN": "10 per minute",  # instructor login attempts per address
@@ -63,8 +66,11 @@ def _ensure_secret_key(app: Flask) -> None:
 
 def _prerender_on_first_request(app: Flask) -> None:
     """Pre-render the banks' default visuals once the app serves, never in a CLI command (a render
-    thread still running when `flask init-db` exits would abort the interpreter)."""
+    thread still running when `flask init-db` exits would abort the interpreter). It starts once the
+    first response has been sent, so it does not compete with that request."""
     import threading
+
+    from flask import after_this_request
 
     from .visuals.service import start_prerender
 
@@ -72,9 +78,14 @@ def _prerender_on_first_request(app: Flask) -> None:
 
     @app.before_request
     def _start_prerender() -> None:
-        if not started.is_set():
-            started.set()
-            start_prerender(app)
+        if started.is_set():
+            return
+        started.set()
+
+        @after_this_request
+        def _after_sent(response):
+            response.call_on_close(lambda: start_prerender(app))
+            return response
 
 
 def create_app(test_config: dict | None = None) -> Flask:

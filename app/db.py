@@ -11,6 +11,7 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import click
@@ -28,6 +29,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    bindparam,
     create_engine,
     event,
     func,
@@ -194,6 +196,37 @@ def attempt_responses(attempt_id: str) -> dict[str, StoredResponse]:
         rows = connection.execute(select(responses.c.question_id, responses.c.answer, responses.c.score,
                                          responses.c.seed).where(responses.c.attempt_id == attempt_id))
         return {r.question_id: StoredResponse(r.question_id, json.loads(r.answer), r.score, r.seed) for r in rows}
+
+
+@dataclass(frozen=True)
+class AttemptState:
+    """An attempt's row (None if there is none) and its stored answers, read in one query."""
+
+    row: Any
+    responses: dict[str, StoredResponse]
+
+
+_ATTEMPT_COLUMNS = [column.name for column in attempts.c]
+# Built once: constructing a statement costs more than SQLite takes to run it.
+_ATTEMPT_STATE = (
+    select(attempts, responses.c.question_id.label("r_question_id"), responses.c.answer.label("r_answer"),
+           responses.c.score.label("r_score"), responses.c.seed.label("r_seed"))
+    .select_from(attempts.outerjoin(responses, responses.c.attempt_id == attempts.c.id))
+    .where(attempts.c.id == bindparam("attempt_id"))
+)
+
+
+def attempt_state(attempt_id: str) -> AttemptState:
+    """The attempt and every answer stored in it, with one query (a page needs both)."""
+    with engine().connect() as connection:
+        rows = connection.execute(_ATTEMPT_STATE, {"attempt_id": attempt_id}).all()
+    if not rows:
+        return AttemptState(None, {})
+    first = rows[0]
+    row = SimpleNamespace(**{name: getattr(first, name) for name in _ATTEMPT_COLUMNS})
+    stored = {r.r_question_id: StoredResponse(r.r_question_id, json.loads(r.r_answer), r.r_score, r.r_seed)
+              for r in rows if r.r_question_id is not None}
+    return AttemptState(row, stored)
 
 
 def set_display_name(attempt_id: str, name: str | None) -> None:

@@ -2,6 +2,7 @@
 
 The file lives in the bench's instance folder (FLASK_INSTANCE_PATH/static-bench), and is served by
 send_from_directory like Flask's own /static/ route, through the same app, middleware and headers.
+Everything else (pre-render, disk cache) is create_app's defaults, changed only through FLASK_* variables.
 """
 
 from __future__ import annotations
@@ -14,8 +15,3 @@ from bench.http import add_static_route
 
 app = create_app()
 add_static_route(app, Path(os.environ["FLASK_INSTANCE_PATH"]) / "static-bench")
-# With BENCH_PRERENDER=1, the call create_app is to make once PLOT_PRERENDER is wired in.
-if os.environ.get("BENCH_PRERENDER") == "1":
-    from app.visuals.service import start_prerender
-
-    start_prerender(app)

@@ -1,7 +1,8 @@
 """Instructor charts: horizontal bar charts of counts (answers picked, score bands) as PNG plus alt text.
 
 A `CountChart` holds the numbers; `render_png` and `alt_text` both read only it, so the picture and
-its description cannot disagree. Built with matplotlib's Figure API (never pyplot).
+its description cannot disagree. Built with matplotlib's Figure API (never pyplot), imported only
+when a chart is drawn, so starting the app does not load matplotlib.
 """
 
 from __future__ import annotations
@@ -9,16 +10,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from matplotlib import colormaps
-from matplotlib.patches import Patch
 
-from ..plots.figure import SEQUENTIAL, new_figure, to_png
+def _colours() -> tuple[tuple, tuple]:
+    """(highlight, plain): two ends of the colour-vision-safe map, far apart in lightness; correct bars
+    are also hatched and labelled, so colour is never the only cue."""
+    from matplotlib import colormaps
 
-# Two ends of the colour-vision-safe map, far apart in lightness; correct bars are also hatched
-# and labelled, so colour is never the only cue.
-_CMAP = colormaps[SEQUENTIAL]
-HIGHLIGHT_COLOUR = _CMAP(0.3)
-PLAIN_COLOUR = _CMAP(0.85)
+    from ..plots.figure import SEQUENTIAL
+
+    cmap = colormaps[SEQUENTIAL]
+    return cmap(0.3), cmap(0.85)
 
 
 @dataclass(frozen=True)
@@ -58,11 +59,16 @@ def alt_text(chart: CountChart) -> str:
 @lru_cache(maxsize=128)
 def render_png(chart: CountChart) -> bytes:
     """Deterministic PNG bytes; cached because the same counts are asked for on every page view."""
+    from matplotlib.patches import Patch
+
+    from ..plots.figure import new_figure, to_png
+
+    highlight_colour, plain_colour = _colours()
     bars = len(chart.labels)
     figure = new_figure(6.4, 1.2 + 0.42 * max(bars, 1))
     ax = figure.add_subplot()
     positions = range(bars)
-    colours = [HIGHLIGHT_COLOUR if h else PLAIN_COLOUR for h in chart.highlighted]
+    colours = [highlight_colour if h else plain_colour for h in chart.highlighted]
     hatches = ["//" if h else "" for h in chart.highlighted]
     container = ax.barh(positions, chart.counts, color=colours, hatch=hatches, edgecolor="#1d1b2f", linewidth=0.6)
     labels = [f"{label} ({chart.highlight_label})" if h else label
@@ -77,7 +83,7 @@ def render_png(chart: CountChart) -> bytes:
     ax.set_ylabel(chart.category_title)
     ax.set_title(chart.title, loc="left", fontsize=10)
     if any(chart.highlighted):
-        ax.legend(handles=[Patch(facecolor=HIGHLIGHT_COLOUR, hatch="//", edgecolor="#1d1b2f", label=chart.highlight_label)],
+        ax.legend(handles=[Patch(facecolor=highlight_colour, hatch="//", edgecolor="#1d1b2f", label=chart.highlight_label)],
                   loc="best", fontsize=8)
     ax.spines[["top", "right"]].set_visible(False)
     return to_png(figure)

@@ -10,7 +10,8 @@ from flask_wtf.csrf import CSRFProtect
 
 from .. import db
 from ..markup import render_inline, render_markdown
-from .limits import limiter
+from .limits import TooManyRenders, limiter
+from .page_cache import PageCache
 
 csrf = CSRFProtect()
 
@@ -49,19 +50,31 @@ def _healthz():
     return jsonify({"status": "ok" if ok else "unavailable", "database": ok, "banks": banks}), 200 if ok else 503
 
 
+def _too_many_renders(error: TooManyRenders):
+    from flask import make_response
+
+    from ..errors import render_error
+
+    response = make_response(render_error(error.status, error.title, error.message))
+    response.headers["Retry-After"] = str(error.retry_after)
+    return response
+
+
 def init_app(app: Flask) -> None:
-    from ..visuals.service import RenderCache
+    from ..visuals.service import RenderCache, disk_cache_for
     from . import api, learn, plots, quiz
 
     app.before_request(_refuse_nameless_form_fields)  # before CSRFProtect's own before_request
     csrf.init_app(app)
     limiter.init_app(app)
-    app.extensions["render_cache"] = RenderCache(app.config["PLOT_CACHE_ENTRIES"])
+    app.extensions["render_cache"] = RenderCache(app.config["PLOT_CACHE_ENTRIES"], disk_cache_for(app))
+    app.extensions["answer_pages"] = PageCache(app.config["ANSWER_PAGE_CACHE_ENTRIES"])
     app.register_blueprint(quiz.bp)
     app.register_blueprint(api.bp)
     app.register_blueprint(plots.bp)
     app.register_blueprint(learn.bp)
     csrf.exempt(api.bp)  # JSON only: browsers cannot send application/json cross-site without CORS
+    app.register_error_handler(TooManyRenders, _too_many_renders)
     app.after_request(_security_headers)
     app.add_url_rule("/healthz", "healthz", _healthz)
     csrf.exempt(_healthz)

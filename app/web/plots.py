@@ -9,10 +9,11 @@ from flask import Blueprint, current_app, jsonify, request, url_for
 from ..errors import BadInput, NotFound
 from ..visuals.service import MAX_QUERY_BYTES, RenderCache, VisualInputError, parse_query, query_values
 from ..visuals import get_kind
-from .limits import limiter
+from .limits import charge_plot_render
 
+# Not limited as a whole (a cached figure costs no more than a static file): renders and refused
+# parameters count against RATE_LIMIT_PLOTS through charge_plot_render.
 bp = Blueprint("plots", __name__, url_prefix="/plots")
-limiter.limit(lambda: current_app.config["RATE_LIMIT_PLOTS"])(bp)
 
 ONE_DAY = 86400
 
@@ -24,12 +25,15 @@ def render_cache() -> RenderCache:
 def _kind_and_params(kind_name: str):
     kind = get_kind(kind_name)
     if kind is None:
+        charge_plot_render()  # refused requests count, so probing for names or limits stays bounded
         raise NotFound(f"There is no visual called {kind_name[:60]!r}.")
     if len(request.query_string) > MAX_QUERY_BYTES:
+        charge_plot_render()
         raise BadInput(f"The plot parameters are too long (over {MAX_QUERY_BYTES} bytes).")
     try:
         params = parse_query(kind, request.args.to_dict(flat=False))
     except VisualInputError as error:
+        charge_plot_render()
         raise BadInput(str(error)) from None
     return kind, params
 
@@ -37,7 +41,7 @@ def _kind_and_params(kind_name: str):
 @bp.get("/<kind_name>.json")
 def describe(kind_name: str):
     kind, params = _kind_and_params(kind_name)
-    entry = render_cache().get_or_render(kind, params)
+    entry = render_cache().get_or_render(kind, params, before_render=charge_plot_render)
     return jsonify({
         "kind": kind.name,
         "src": url_for("plots.image", kind_name=kind.name, ext=kind.format, **query_values(params)),
@@ -51,8 +55,9 @@ def describe(kind_name: str):
 def image(kind_name: str, ext: str):
     kind, params = _kind_and_params(kind_name)
     if ext != kind.format:
+        charge_plot_render()
         raise NotFound(f"The visual {kind.name!r} is served as .{kind.format}, not .{ext[:10]}.")
-    entry = render_cache().get_or_render(kind, params)
+    entry = render_cache().get_or_render(kind, params, before_render=charge_plot_render)
     response = current_app.response_class(entry.rendered.image, mimetype=entry.rendered.mimetype)
     response.set_etag(entry.etag.strip('"'))
     response.cache_control.public = True

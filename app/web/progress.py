@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import secrets
 
-from flask import session
+from flask import g, session
 
 from .. import db
 from ..bank.schema import Bank, Question
@@ -37,16 +37,30 @@ def attempt_id(bank: Bank) -> str | None:
     return session.get("attempts", {}).get(bank.id)
 
 
-def attempt(bank: Bank) -> db.StoredResponse | None:
+def _state(current: str) -> db.AttemptState:
+    """The attempt and its answers, read once per request (a page asks for both several times);
+    every write below forgets it."""
+    memo = g.setdefault("attempt_states", {})
+    state = memo.get(current)
+    if state is None:
+        state = memo[current] = db.attempt_state(current)
+    return state
+
+
+def _forget() -> None:
+    g.pop("attempt_states", None)
+    g.pop("valid_answers", None)
+
+
+def attempt(bank: Bank):
     current = attempt_id(bank)
-    return db.attempt_row(current) if current else None
+    return _state(current).row if current else None
 
 
 def seed(bank: Bank) -> int:
     """The variant seed of this student's attempt: from the stored attempt, else kept in the session
     until the first answer starts the attempt (so the variant seen is the variant graded)."""
-    current = attempt_id(bank)
-    row = db.attempt_row(current) if current else None
+    row = attempt(bank)
     if row is not None:
         return row.seed
     seeds = session.setdefault("seeds", {})
@@ -64,12 +78,15 @@ def variant(bank: Bank, question: Question) -> Question:
 def ensure_attempt(bank: Bank, display_name: str | None = None) -> str:
     """The session's attempt at `bank`, started in the database if there is none (or it was lost)."""
     current = attempt_id(bank)
-    if current and db.attempt_row(current) is not None:
+    if current and attempt(bank) is not None:
         if display_name is not None:
+            _forget()
             db.set_display_name(current, display_name or None)
         return current
     current = secrets.token_hex(16)
-    db.start_attempt(current, bank.id, seed(bank), display_name or None)
+    chosen_seed = seed(bank)
+    _forget()
+    db.start_attempt(current, bank.id, chosen_seed, display_name or None)
     _attempt_ids()[bank.id] = current
     session.modified = True
     return current
@@ -80,7 +97,10 @@ def answers(bank: Bank) -> dict[str, Answer]:
     current = attempt_id(bank)
     if not current:
         return {}
-    stored = db.attempt_responses(current)
+    memo = g.setdefault("valid_answers", {})
+    if (current, bank.id) in memo:
+        return dict(memo[(current, bank.id)])
+    stored = _state(current).responses
     valid: dict[str, Answer] = {}
     for question in bank.questions:
         if question.id in stored:
@@ -89,20 +109,23 @@ def answers(bank: Bank) -> dict[str, Answer]:
                 valid[question.id] = parse_answer(instantiate(question, response.seed), response.answer)
             except BadInput:
                 continue
-    return valid
+    memo[(current, bank.id)] = valid
+    return dict(valid)
 
 
 def record(bank: Bank, question: Question, answer: Answer) -> bool:
     """Store a first answer to the concrete `question` (from variant()); False if already answered."""
-    current = ensure_attempt(bank)
-    row = db.attempt_row(current)
+    ensure_attempt(bank)
+    current, row = attempt_id(bank), attempt(bank)
     score = grade(question, answer).score
+    _forget()
     return db.record_response(current, bank.id, question.id, row.seed, answer, score, len(bank.questions))
 
 
 def reset(bank: Bank) -> None:
     """Forget the session's attempt; the next answer starts a new one (with new variants).
     Stored answers are kept."""
+    _forget()
     _attempt_ids().pop(bank.id, None)
     session.get("seeds", {}).pop(bank.id, None)
     session.modified = True

@@ -11,6 +11,7 @@ from flask import url_for
 
 from ..visuals import Rendered, VisualKind, VisualParams, get_kind
 from ..visuals.service import VisualInputError, parse_query, query_values
+from .limits import TooManyRenders, charge_plot_render
 from .plots import render_cache
 
 
@@ -23,6 +24,7 @@ class VisualView:
     json_url: str
     error: str | None
     learn: str
+    status: int = 200  # 400 when the student's values could not be used, 429 when they asked for too many plots
 
     @property
     def values(self) -> dict[str, str]:
@@ -36,13 +38,21 @@ def visual_view(kind_name: str, base: Mapping | None, args: Mapping[str, list[st
     if kind is None:
         return None
     base_params = kind.parse(dict(base or {}))  # banks are validated at load, so this holds
-    params, error = base_params, None
+    params, error, status = base_params, None, 200
     if args.get("v") == [kind.name]:
         try:
             params = parse_query(kind, args, base_params.model_dump(), only_controls=True)
         except VisualInputError as problem:
-            error = f"{problem} The plot shows the question's own values instead."
-    entry = render_cache().get_or_render(kind, params)
+            error, status = f"{problem} The plot shows the question's own values instead.", 400
+    entry = None
+    if params is not base_params:
+        # The student's own values: a new figure costs a render, which counts like one from /plots.
+        try:
+            entry = render_cache().get_or_render(kind, params, before_render=charge_plot_render)
+        except TooManyRenders as problem:
+            params, error, status = base_params, f"{problem.message} The plot shows the question's own values instead.", 429
+    if entry is None:
+        entry = render_cache().get_or_render(kind, params)  # the page's own figure: the same for everyone
     return VisualView(
         kind=kind,
         params=params,
@@ -51,4 +61,5 @@ def visual_view(kind_name: str, base: Mapping | None, args: Mapping[str, list[st
         json_url=url_for("plots.describe", kind_name=kind.name),
         error=error,
         learn=learn or kind.learn,
+        status=status,
     )
