@@ -29,7 +29,7 @@ from bench.stubs import stub_complexity_timing  # noqa: E402
 _installed = False
 
 
-def _pyplot_figure(width: float, height: float):
+def _pyplot_figure(width: float, height: float, layout: str | None = None):
     return plt.figure(figsize=(width, height), dpi=100)
 
 
@@ -65,12 +65,10 @@ def install() -> None:
             module.new_figure = _pyplot_figure
         if hasattr(module, "cell_labels"):
             module.cell_labels = _text_per_cell
-    for info in pkgutil.iter_modules(app.visuals.kinds.__path__):
-        module = importlib.import_module(f"app.visuals.kinds.{info.name}")
-        if hasattr(module, "to_png"):
-            module.to_png = lambda figure: _save(figure, "png")
-        if hasattr(module, "to_svg"):
-            module.to_svg = lambda figure: _save(figure, "svg")
+    # The kinds import to_png/to_svg from app.plots.figure when they draw, so patching there reaches them.
+    figure_module = importlib.import_module("app.plots.figure")
+    figure_module.to_png = lambda figure: _save(figure, "png")
+    figure_module.to_svg = lambda figure: _save(figure, "svg")
     _installed = True
 
 

@@ -22,12 +22,13 @@ from app.engine.toy import (
     project_qkv,
     tokenize,
 )
+from app.plots.attention_playground import draw_attention_playground
 from app.plots.multi_head import draw_multi_head
 from app.plots.order_blindness import draw_order_blindness, format_difference
 from app.plots.qkv_projections import draw_qkv_projections
 from app.plots.soft_lookup import draw_soft_lookup
 from app.visuals import check_visual, get_kind
-from app.visuals.kinds import attention_playground, multi_head, order_blindness, qkv_projections, soft_lookup
+from app.visuals.kinds import multi_head, order_blindness, qkv_projections, soft_lookup
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -308,7 +309,7 @@ def test_playground_causal_mask_zeroes_and_hatches_the_future():
     _, engine_weights = constructed_multi_head(16, 2)(embed(tokens, 16), mask=causal_mask(n))
     np.testing.assert_allclose(result.weights, engine_weights, rtol=0, atol=1e-15)
 
-    figure, alt = attention_playground.draw_attention_playground(result)
+    figure, alt = draw_attention_playground(result)
     for ax in heatmap_axes(figure):
         (hatched,) = [patch for patch in ax.patches if patch.get_hatch()]
         # Exactly the masked cells are covered: test each cell's centre, in data coordinates.

@@ -46,7 +46,10 @@ def stub_timing(monkeypatch):
 
 
 def texts_of(figure) -> list[str]:
-    return [text.get_text() for ax in figure.axes for text in ax.texts]
+    """Every string drawn in the axes: Text artists and the cell numbers drawn as glyph outlines."""
+    return [*(text.get_text() for ax in figure.axes for text in ax.texts),
+            *(label for ax in figure.axes for collection in ax.collections
+              for label in getattr(collection, "cell_texts", ()))]
 
 
 def parse(kind_name: str, values: dict):

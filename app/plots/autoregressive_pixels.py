@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import matplotlib
 import numpy as np
+from matplotlib.collections import LineCollection
 from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Rectangle
 from matplotlib.ticker import MaxNLocator
 
-from .figure import SEQUENTIAL, new_figure
+from .figure import SEQUENTIAL, cell_labels, new_figure
 
 _VIRIDIS = matplotlib.colormaps[SEQUENTIAL]
 FUTURE_COLOUR = (1.0, 1.0, 1.0, 1.0)  # blank: not generated yet, masked out
@@ -38,7 +39,7 @@ def draw_autoregressive_pixels(result) -> tuple[Figure, str]:
     attend_count = int(attended.size)
     future_count = int(pixels - attend_count)
 
-    figure = new_figure(7.6, 4.4)
+    figure = new_figure(7.6, 4.4, layout="grid")
     grid_ax, mask_ax = figure.subplots(1, 2)
 
     # (a) 0 = future (masked), 1 = may attend, 2 = the chosen pixel.
@@ -46,22 +47,23 @@ def draw_autoregressive_pixels(result) -> tuple[Figure, str]:
     state[result.row, result.col] = 2
     palette = (FUTURE_COLOUR, ALLOWED_COLOUR, CHOSEN_COLOUR)
     grid_ax.imshow(state, cmap=ListedColormap(palette), vmin=0, vmax=2, interpolation="nearest")
-    # Grid lines between pixels make the blank future pixels visible as cells.
-    grid_ax.set_xticks(np.arange(-0.5, width, 1), minor=True)
-    grid_ax.set_yticks(np.arange(-0.5, height, 1), minor=True)
-    grid_ax.grid(which="minor", color="0.6", linewidth=0.6)
-    grid_ax.tick_params(which="minor", length=0)
+    # Grid lines between pixels make the blank future pixels visible as cells: one collection of
+    # segments (what minor-tick grid lines draw, without a tick object per line).
+    edges_x, edges_y = np.arange(-0.5, width, 1), np.arange(-0.5, height, 1)
+    grid_ax.add_collection(LineCollection(
+        [((x, -0.5), (x, height - 0.5)) for x in edges_x] + [((-0.5, y), (width - 0.5, y)) for y in edges_y],
+        colors="0.6", linewidths=0.6, zorder=1.5), autolim=False)  # where grid lines sit
     grid_ax.set_xticks(range(0, width, 1 if width <= MAX_FULLY_NUMBERED_WIDTH else 3))
     grid_ax.set_yticks(range(0, height, 1 if height <= MAX_FULLY_NUMBERED_WIDTH else 3))
     grid_ax.add_patch(Rectangle((result.col - 0.5, result.row - 0.5), 1, 1, fill=False,
                                 edgecolor=HIGHLIGHT_COLOUR, linewidth=2.0))
-    for r in range(height):
-        for c in range(width):
-            # Wide images have cells too small for three digits at 8 pt: number the first pixel of
-            # each row (the raster order still reads off) and the chosen pixel.
-            if width <= MAX_FULLY_NUMBERED_WIDTH or c == 0 or (r, c) == (result.row, result.col):
-                grid_ax.text(c, r, str(result.raster_index[r, c]), ha="center", va="center", fontsize=8,
-                             color=_text_colour(palette[state[r, c]]))
+    # Wide images have cells too small for three digits at 8 pt: number the first pixel of each
+    # row (the raster order still reads off) and the chosen pixel.
+    numbered = [(r, c) for r in range(height) for c in range(width)
+                if width <= MAX_FULLY_NUMBERED_WIDTH or c == 0 or (r, c) == (result.row, result.col)]
+    cell_labels(grid_ax, [c for _, c in numbered], [r for r, _ in numbered],
+                [str(result.raster_index[r, c]) for r, c in numbered],
+                [_text_colour(palette[state[r, c]]) for r, c in numbered], fontsize=8)
     grid_ax.set_xlabel("column")
     grid_ax.set_ylabel("row")
     grid_ax.set_title(f"(a) Pixel ({result.row}, {result.col}) = #{index} in raster order", fontsize=10)

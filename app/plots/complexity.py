@@ -40,7 +40,7 @@ def _size_axis(ax, sizes: np.ndarray) -> None:
 
 
 def draw_complexity(result) -> tuple[Figure, str]:
-    figure = new_figure(7.6, 3.8)
+    figure = new_figure(7.6, 3.8, layout="grid")
     count_ax, time_ax = figure.subplots(1, 2)
     d, l, max_n = result.d, result.l, result.max_n
 

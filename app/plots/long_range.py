@@ -20,7 +20,7 @@ def _steps(count: int) -> str:
 
 
 def draw_long_range(result) -> tuple[Figure, str]:
-    figure = new_figure(7.6, 3.6)
+    figure = new_figure(7.6, 3.6, layout="grid")
     path_ax, steps_ax = figure.subplots(1, 2)
 
     k = result.distance

@@ -5,8 +5,6 @@ Rows are queries and columns are keys on one 0-to-1 scale; cells a causal mask h
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
@@ -15,23 +13,10 @@ from matplotlib.path import Path
 from matplotlib.transforms import Affine2D
 
 from .figure import cell_labels, contrasting_colours, heatmap, new_figure
+from .results import MultiHeadResult
 from .soft_lookup import format_temperature
 
 MASKED_COLOUR = "#d9d9d9"
-
-
-@dataclass(frozen=True)
-class MultiHeadResult:
-    tokens: tuple[str, ...]
-    weights: np.ndarray  # (h, N, N) per-head attention weights
-    head_titles: tuple[str, ...]  # e.g. "head 1: nouns↔nouns"
-    head_roles: tuple[str | None, ...]  # "noun"/"verb" for a constructed head, None for a random one
-    role_shares: tuple[float | None, ...]  # mean weight the role's queries put on the role's keys
-    role_tokens: tuple[tuple[str, ...], ...]  # the sentence's tokens of each head's role
-    temperature: float
-    d_model: int
-    mask: np.ndarray | None  # (N, N) True = may attend, or None for no mask
-    unknown: tuple[str, ...]
 
 
 def _grid(num_heads: int) -> tuple[int, int]:
@@ -108,7 +93,7 @@ def multi_head_alt(result: MultiHeadResult) -> str:
 def draw_multi_head(result: MultiHeadResult) -> tuple[Figure, str]:
     num_heads, n, _ = result.weights.shape
     rows, columns = _grid(num_heads)
-    figure = new_figure(7.6, 3.9 if rows == 1 else 6.0)
+    figure = new_figure(7.6, 3.9 if rows == 1 else 6.0, layout="grid")
     axes = figure.subplots(rows, columns, squeeze=False)
     # Numbers in the cells only while a cell is at least about 0.3 inch wide.
     annotate = columns * n <= 20
@@ -119,18 +104,18 @@ def draw_multi_head(result: MultiHeadResult) -> tuple[Figure, str]:
             continue
         weights = result.weights[head]
         shown = weights if result.mask is None else np.ma.masked_where(~result.mask, weights)
+        first_in_row = head % columns == 0  # the query tokens are labelled on the row's first heatmap only
         image = heatmap(ax, shown, row_labels=tokens, col_labels=tokens, vmin=0.0, vmax=1.0,
-                        row_title="query", col_title="key", title=result.head_titles[head], annotate=False)
-        ax.tick_params(axis="x", labelrotation=90)
+                        row_title="query" if first_in_row else None, col_title="key",
+                        title=result.head_titles[head], annotate=False,
+                        x_tick_params={"labelrotation": 90},
+                        y_tick_params=None if first_in_row else {"labelleft": False})
         if columns >= 3:
             ax.title.set_fontsize(10 if columns == 3 else 9)
         if result.mask is not None:
             _hatch_masked(ax, result.mask)
         if annotate:
             _annotate(ax, weights, result.mask, image)
-        if head % columns:
-            ax.tick_params(axis="y", labelleft=False)  # the query tokens are labelled on the row's first heatmap
-            ax.set_ylabel("")
     colorbar = figure.colorbar(image, ax=axes.ravel().tolist(), shrink=0.8)
     colorbar.set_label("attention weight (0 to 1)")
     return figure, multi_head_alt(result)

@@ -5,26 +5,10 @@ One diverging scale for all three panels, so a difference of 0 looks exactly lik
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-import numpy as np
 from matplotlib.figure import Figure
 
 from .figure import DIVERGING, heatmap, new_figure, symmetric_limit
-
-
-@dataclass(frozen=True)
-class OrderBlindnessResult:
-    tokens: tuple[str, ...]
-    permuted_tokens: tuple[str, ...]
-    permutation: str  # "reverse", "rotate" or "swap-ends"
-    positional: bool  # whether sinusoidal position encodings were added to the embeddings
-    d_model: int
-    output: np.ndarray  # (N, d_model) attention output for the sentence
-    permuted_output: np.ndarray  # (N, d_model) output for the permuted sentence, in its own order
-    difference: np.ndarray  # (N, d_model) permuted output put back in the original order, minus output
-    max_abs_difference: float
-    unknown: tuple[str, ...]
+from .results import OrderBlindnessResult
 
 
 def format_difference(value: float) -> str:
@@ -69,12 +53,13 @@ def order_blindness_alt(result: OrderBlindnessResult) -> str:
 
 def draw_order_blindness(result: OrderBlindnessResult) -> tuple[Figure, str]:
     limit = symmetric_limit(result.output, result.permuted_output, result.difference)
-    figure = new_figure(7.6, 3.8)
+    figure = new_figure(7.6, 3.8, layout="grid")
     axes = figure.subplots(1, 3)
     n, d_model = result.output.shape
     label_every = 1 if d_model <= 16 else 8 if d_model <= 32 else 16  # keep the column numbers apart
     columns = [str(j + 1) if j % label_every == 0 else "" for j in range(d_model)]
-    common = dict(vmin=-limit, vmax=limit, cmap=DIVERGING, annotate=False, col_labels=columns, col_title="output feature")
+    common = dict(vmin=-limit, vmax=limit, cmap=DIVERGING, annotate=False, col_labels=columns, col_title="output feature",
+                  x_tick_params={"labelrotation": 0})
     suffix = "\n+ position encoding" if result.positional else ""
     image = heatmap(axes[0], result.output, row_labels=list(result.tokens), row_title="token",
                     title=f"original{suffix}", **common)
@@ -84,7 +69,6 @@ def draw_order_blindness(result: OrderBlindnessResult) -> tuple[Figure, str]:
             title="permuted, re-ordered back\nminus original", **common)
     for ax in axes:
         ax.title.set_fontsize(10)
-        ax.tick_params(axis="x", labelrotation=0)
     axes[2].text(
         0.5, 0.5, f"max |difference|\n= {format_difference(result.max_abs_difference)}",
         transform=axes[2].transAxes, ha="center", va="center", fontsize=10,

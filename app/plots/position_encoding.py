@@ -30,7 +30,7 @@ def draw_position_encoding(result) -> tuple[Figure, str]:
     train_length = result.train_length
     colours = matplotlib.colormaps[SEQUENTIAL]
 
-    figure = new_figure(7.6, 5.4)
+    figure = new_figure(7.6, 5.4, layout="grid")
     (heat_ax, wave_ax), (dot_ax, unique_ax) = figure.subplots(2, 2)
 
     # (a) sin/cos values lie in [-1, 1]: that true range, centred on zero, fixes the diverging map.

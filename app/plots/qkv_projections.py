@@ -5,27 +5,11 @@ X sits left of each product and W above it, so rows meet rows and columns meet c
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 from matplotlib.figure import Figure
 
 from .figure import DIVERGING, heatmap, new_figure, symmetric_limit
-
-
-@dataclass(frozen=True)
-class QkvResult:
-    tokens: tuple[str, ...]
-    feature_names: tuple[str, ...]  # X's columns, W's rows
-    x: np.ndarray  # (N, d_model) input embeddings
-    w_q: np.ndarray  # (d_model, d_k)
-    w_k: np.ndarray  # (d_model, d_k)
-    w_v: np.ndarray  # (d_model, d_k)
-    q: np.ndarray  # (N, d_k) = x @ w_q
-    k: np.ndarray  # (N, d_k) = x @ w_k
-    v: np.ndarray  # (N, d_k) = x @ w_v
-    seed: int
-    unknown: tuple[str, ...]
+from .results import QkvResult
 
 
 def _shape(array: np.ndarray) -> str:
@@ -60,7 +44,7 @@ def draw_qkv_projections(result: QkvResult) -> tuple[Figure, str]:
     n, d_model = result.x.shape
     d_k = result.q.shape[1]
     limit = symmetric_limit(result.x, result.w_q, result.w_k, result.w_v, result.q, result.k, result.v)
-    figure = new_figure(7.6, 5.0)
+    figure = new_figure(7.6, 5.0, layout="grid")
     # Panel widths follow the matrix widths, kept between one and two product panels for X (room
     # for its title; most of the width for the products) and at least 4 columns for the others.
     product_width = max(d_k, 4)
@@ -82,31 +66,28 @@ def draw_qkv_projections(result: QkvResult) -> tuple[Figure, str]:
     image = heatmap(
         axes["x"], result.x, row_labels=list(result.tokens), col_labels=x_columns,
         row_title="token", col_title="feature" if named_columns else "feature (named on $W_Q$'s rows)",
-        title=f"input embeddings X\n(the layer's input, {_shape(result.x)})", **common,
+        title=f"input embeddings X\n(the layer's input, {_shape(result.x)})",
+        x_tick_params={"labelrotation": 90 if named_columns else 0}, **common,
     )
-    axes["x"].tick_params(axis="x", labelrotation=90 if named_columns else 0)
     axes["x"].title.set_fontsize(10)
     for name, weight, product in (("Q", result.w_q, result.q), ("K", result.w_k, result.k), ("V", result.w_v, result.v)):
         key = name.lower()
         heatmap(
             axes[f"w_{key}"], weight, row_labels=list(result.feature_names), col_labels=columns,
-            col_title=None, title=f"$W_{name}$\n({_shape(weight)})", **common,
+            col_title=None, title=f"$W_{name}$\n({_shape(weight)})",
+            # W's columns are the product's columns, labelled below it; its rows (the features) are
+            # labelled once, small, on W_Q's left.
+            x_tick_params={"labelbottom": False},
+            y_tick_params={"labelsize": 8} if name == "Q" else {"labelleft": False}, **common,
         )
         heatmap(
             axes[key], product, row_labels=list(result.tokens), col_labels=columns, col_title=f"{name} column",
-            title=f"{name} = X·$W_{name}$\n({_shape(product)})", **common,
+            title=f"{name} = X·$W_{name}$\n({_shape(product)})",
+            y_tick_params={"labelleft": False}, **common,  # the rows are X's tokens, labelled on its left
         )
         axes[key].title.set_fontsize(10)
         axes[f"w_{key}"].title.set_fontsize(10)
-        axes[key].tick_params(axis="y", labelleft=False)  # the rows are X's tokens, labelled on its left
-        axes[f"w_{key}"].tick_params(axis="x", labelbottom=False)  # W's columns are the product's columns
-        if name != "Q":
-            axes[f"w_{key}"].tick_params(axis="y", labelleft=False)
     axes["w_q"].set_ylabel("feature")
-    axes["w_q"].tick_params(axis="y", labelsize=8)
-    for ax in axes.values():
-        for text in ax.texts:
-            text.set_in_layout(False)  # the cell numbers sit inside the axes; measuring them only slows the layout
     colorbar = figure.colorbar(image, ax=list(axes.values()), shrink=0.8)
     colorbar.set_label(f"value (one scale for all panels, ±{limit:.2f})")
     return figure, qkv_alt(result, limit)

@@ -5,26 +5,11 @@ Top row: query × key weights (soft, hard); bottom row: the looked-up value feat
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 from matplotlib.figure import Figure
 
 from .figure import heatmap, new_figure
-
-
-@dataclass(frozen=True)
-class SoftLookupResult:
-    query_tokens: tuple[str, ...]
-    key_tokens: tuple[str, ...]
-    value_features: tuple[str, ...]  # names of the value columns
-    temperature: float
-    values: np.ndarray  # (Nk, l) each key's value
-    soft_weights: np.ndarray  # (Nq, Nk) softmax(q·k / (sqrt(d)·T))
-    hard_weights: np.ndarray  # (Nq, Nk) one-hot argmax
-    soft_output: np.ndarray  # (Nq, l) soft_weights @ values
-    hard_output: np.ndarray  # (Nq, l) hard_weights @ values
-    unknown: tuple[str, ...]  # words given hashed features
+from .results import SoftLookupResult
 
 
 def format_temperature(temperature: float) -> str:
@@ -79,21 +64,23 @@ def soft_lookup_alt(result: SoftLookupResult) -> str:
 
 
 def draw_soft_lookup(result: SoftLookupResult) -> tuple[Figure, str]:
-    figure = new_figure(7.6, 5.0)
+    figure = new_figure(7.6, 5.0, layout="grid")
     axes = figure.subplot_mosaic(
         [["soft", "hard"], ["soft_output", "hard_output"]],
         height_ratios=[1, 1],
     )
     queries, keys = list(result.query_tokens), list(result.key_tokens)
     # "0.00" needs about 0.3 inch: beyond 7 keys the soft weights are left to the colours and the alt text.
+    key_ticks = {"labelrotation": 90} if len(keys) > 6 else None  # many keys: upright names would collide
     image = heatmap(
         axes["soft"], result.soft_weights, row_labels=queries, col_labels=keys, vmin=0.0, vmax=1.0,
         row_title="query", col_title="key", title=f"soft: softmax weights (T = {format_temperature(result.temperature)})",
-        annotate=len(keys) <= 7,
+        annotate=len(keys) <= 7, x_tick_params=key_ticks,
     )
     heatmap(
         axes["hard"], result.hard_weights, row_labels=queries, col_labels=keys, vmin=0.0, vmax=1.0,
         row_title="query", col_title="key", title="hard: argmax lookup (one-hot)", fmt="{:.0f}",
+        x_tick_params=key_ticks,
     )
     heatmap(
         axes["soft_output"], result.soft_output, row_labels=queries, col_labels=list(result.value_features),
@@ -103,12 +90,6 @@ def draw_soft_lookup(result: SoftLookupResult) -> tuple[Figure, str]:
         axes["hard_output"], result.hard_output, row_labels=queries, col_labels=list(result.value_features),
         vmin=0.0, vmax=1.0, row_title="query", col_title="value feature", title="hard output = best key's value",
     )
-    if len(keys) > 6:
-        for name in ("soft", "hard"):
-            axes[name].tick_params(axis="x", labelrotation=90)
-    for ax in axes.values():
-        for text in ax.texts:
-            text.set_in_layout(False)  # the cell numbers sit inside the axes; measuring them only slows the layout
     colorbar = figure.colorbar(image, ax=list(axes.values()), shrink=0.8)
     colorbar.set_label("weight (top), feature value (bottom): 0 to 1")
     return figure, soft_lookup_alt(result)

@@ -5,12 +5,9 @@ Sentence, heads, width, temperature and an optional causal mask, drawn one heatm
 
 from __future__ import annotations
 
-
 from pydantic import Field, model_validator
 
 from app.engine.toy import MAX_TOKENS
-from app.plots.attention_playground import draw_attention_playground
-from app.plots.figure import to_png
 
 from .. import register
 from ..base import Control, OnOff, Rendered, Sentence, VisualKind, VisualParams
@@ -61,6 +58,10 @@ class AttentionPlaygroundKind(VisualKind):
     learn = "/learn/attention#playground"
 
     def render(self, params: AttentionPlaygroundParams) -> Rendered:
+        # Drawing imports matplotlib (about a second): only when a figure is drawn.
+        from app.plots.attention_playground import draw_attention_playground
+        from app.plots.figure import to_png
+
         causal = params.causal == "on"
         result = multi_head_result(params.sentence, params.num_heads, params.d_model, params.temperature, causal)
         figure, alt = draw_attention_playground(result)

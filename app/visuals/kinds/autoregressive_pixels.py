@@ -11,8 +11,6 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from app.engine import causal_mask
-from app.plots.autoregressive_pixels import draw_autoregressive_pixels
-from app.plots.figure import to_png
 
 from .. import register
 from ..base import Control, Rendered, VisualKind, VisualParams
@@ -82,6 +80,10 @@ class AutoregressivePixelsKind(VisualKind):
     learn = "/learn/attention#autoregressive"
 
     def render(self, params: AutoregressivePixelsParams) -> Rendered:
+        # Drawing imports matplotlib (about a second): only when a figure is drawn.
+        from app.plots.autoregressive_pixels import draw_autoregressive_pixels
+        from app.plots.figure import to_png
+
         result = autoregressive_pixels_result(params)
         figure, alt = draw_autoregressive_pixels(result)
         caption = (

@@ -13,8 +13,6 @@ import numpy as np
 from pydantic import Field
 
 from app.engine import attention_flops, scaled_dot_product_attention
-from app.plots.complexity import draw_complexity
-from app.plots.figure import to_png
 
 from .. import register
 from ..base import Control, Rendered, VisualKind, VisualParams
@@ -137,6 +135,10 @@ class ComplexityKind(VisualKind):
     learn = "/learn/complexity"
 
     def render(self, params: ComplexityParams) -> Rendered:
+        # Drawing imports matplotlib (about a second): only when a figure is drawn.
+        from app.plots.complexity import draw_complexity
+        from app.plots.figure import to_png
+
         result = complexity_result(params)
         figure, alt = draw_complexity(result)
         caption = (

@@ -11,8 +11,6 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from app.engine import merge_heads, split_heads
-from app.plots.figure import to_svg
-from app.plots.head_split import draw_head_split
 
 from .. import register
 from ..base import Control, Rendered, VisualKind, VisualParams
@@ -73,6 +71,10 @@ class HeadSplitKind(VisualKind):
     format = "svg"
 
     def render(self, params: HeadSplitParams) -> Rendered:
+        # Drawing imports matplotlib (about a second): only when a figure is drawn.
+        from app.plots.figure import to_svg
+        from app.plots.head_split import draw_head_split
+
         result = head_split_result(params)
         figure, alt = draw_head_split(result)
         caption = (

@@ -10,9 +10,6 @@ from dataclasses import dataclass
 import numpy as np
 from pydantic import Field, model_validator
 
-from app.plots.figure import to_png
-from app.plots.long_range import draw_long_range
-
 from .. import register
 from ..base import Control, Rendered, VisualKind, VisualParams
 
@@ -94,6 +91,10 @@ class LongRangeKind(VisualKind):
     learn = "/learn/attention#long-range"
 
     def render(self, params: LongRangeParams) -> Rendered:
+        # Drawing imports matplotlib (about a second): only when a figure is drawn.
+        from app.plots.figure import to_png
+        from app.plots.long_range import draw_long_range
+
         result = long_range_result(params)
         figure, alt = draw_long_range(result)
         caption = (

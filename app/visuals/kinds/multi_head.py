@@ -19,8 +19,7 @@ from app.engine.toy import (
     tokenize,
     unknown_words,
 )
-from app.plots.figure import to_png
-from app.plots.multi_head import MultiHeadResult, draw_multi_head
+from app.plots.results import MultiHeadResult
 
 from .. import register
 from ..base import Control, Rendered, Sentence, VisualKind, VisualParams
@@ -117,6 +116,10 @@ class MultiHeadKind(VisualKind):
     learn = "/learn/attention#multi-head"
 
     def render(self, params: MultiHeadParams) -> Rendered:
+        # Drawing imports matplotlib (about a second): only when a figure is drawn.
+        from app.plots.figure import to_png
+        from app.plots.multi_head import draw_multi_head
+
         result = multi_head_result(params.sentence, params.num_heads, params.d_model, params.temperature)
         figure, alt = draw_multi_head(result)
         caption = CAPTION

@@ -12,8 +12,7 @@ from pydantic import Field
 
 from app.engine import sinusoidal_positional_encoding
 from app.engine.toy import MAX_TOKENS, averaging_self_attention, embed, tokenize, unknown_words
-from app.plots.figure import to_png
-from app.plots.order_blindness import OrderBlindnessResult, draw_order_blindness
+from app.plots.results import OrderBlindnessResult
 
 from .. import register
 from ..base import Control, OnOff, Rendered, Sentence, VisualKind, VisualParams
@@ -98,6 +97,10 @@ class OrderBlindnessKind(VisualKind):
     learn = "/learn/position-encoding#order"
 
     def render(self, params: OrderBlindnessParams) -> Rendered:
+        # Drawing imports matplotlib (about a second): only when a figure is drawn.
+        from app.plots.figure import to_png
+        from app.plots.order_blindness import draw_order_blindness
+
         result = order_blindness_result(params)
         figure, alt = draw_order_blindness(result)
         caption = (

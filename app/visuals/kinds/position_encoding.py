@@ -11,8 +11,6 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from app.engine import sinusoidal_positional_encoding
-from app.plots.figure import to_png
-from app.plots.position_encoding import draw_position_encoding
 
 from .. import register
 from ..base import Control, Rendered, VisualKind, VisualParams
@@ -107,6 +105,10 @@ class PositionEncodingKind(VisualKind):
     learn = "/learn/position-encoding#sinusoidal"
 
     def render(self, params: PositionEncodingParams) -> Rendered:
+        # Drawing imports matplotlib (about a second): only when a figure is drawn.
+        from app.plots.figure import to_png
+        from app.plots.position_encoding import draw_position_encoding
+
         result = position_encoding_result(params)
         figure, alt = draw_position_encoding(result)
         caption = (

@@ -8,8 +8,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from app.engine.toy import MAX_TOKENS, column_names, embed, project_qkv, tokenize, unknown_words
-from app.plots.figure import to_png
-from app.plots.qkv_projections import QkvResult, draw_qkv_projections
+from app.plots.results import QkvResult
 
 from .. import register
 from ..base import Control, Rendered, Sentence, VisualKind, VisualParams
@@ -59,6 +58,10 @@ class QkvProjectionsKind(VisualKind):
     learn = "/learn/attention#projections"
 
     def render(self, params: QkvProjectionsParams) -> Rendered:
+        # Drawing imports matplotlib (about a second): only when a figure is drawn.
+        from app.plots.figure import to_png
+        from app.plots.qkv_projections import draw_qkv_projections
+
         result = qkv_result(params)
         figure, alt = draw_qkv_projections(result)
         caption = (

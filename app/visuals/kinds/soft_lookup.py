@@ -9,8 +9,7 @@ from pydantic import Field, field_validator
 
 from app.engine import hard_attention, scaled_dot_product_attention
 from app.engine.toy import FEATURE_COUNT, FEATURE_INDEX, embed, tokenize, unknown_words
-from app.plots.figure import to_png
-from app.plots.soft_lookup import SoftLookupResult, draw_soft_lookup
+from app.plots.results import SoftLookupResult
 
 from .. import register
 from ..base import Control, Rendered, VisualKind, VisualParams
@@ -83,6 +82,10 @@ class SoftLookupKind(VisualKind):
     learn = "/learn/attention#soft-lookup"
 
     def render(self, params: SoftLookupParams) -> Rendered:
+        # Drawing imports matplotlib (about a second): only when a figure is drawn.
+        from app.plots.figure import to_png
+        from app.plots.soft_lookup import draw_soft_lookup
+
         result = soft_lookup_result(params)
         figure, alt = draw_soft_lookup(result)
         caption = (
