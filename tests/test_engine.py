@@ -371,6 +371,8 @@ def test_threaded_row_block_softmax_matches_whole_array_softmax(monkeypatch):
 
     monkeypatch.setattr(attention_module, "_THREADED_MIN_ENTRIES", 1 << 12)
     monkeypatch.setattr(attention_module, "_BLOCK_BYTES", 4096)
+    # The max-shifted softmax in every block, so the numbers must equal softmax()'s exactly.
+    monkeypatch.setattr(attention_module, "_SHIFT_FREE_MIN_ENTRIES", 1 << 62)
     q, k, v = random_arrays(8, (2, 300, 16), (2, 600, 16), (2, 600, 8), dtype=np.float32)
     mask = np.random.default_rng(8).random((300, 600)) < 0.5
     mask[7] = False
@@ -380,6 +382,72 @@ def test_threaded_row_block_softmax_matches_whole_array_softmax(monkeypatch):
     assert_array_equal(weights[:, 7], 0.0)
     assert_allclose(weights.sum(axis=-1)[:, :7], 1.0, rtol=1e-5)
     assert_allclose(output, weights @ v, rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_shift_free_softmax_of_bounded_scores_matches_the_shifted_one(monkeypatch, dtype):
+    # Scores bounded by Cauchy–Schwarz well inside exp's range skip the max subtraction;
+    # the weights must be those of the max-shifted softmax up to rounding, masked keys
+    # exactly 0, a fully masked query all 0 (not NaN), in threaded blocks or not.
+    import app.engine.attention as attention_module
+
+    q, k, v = random_arrays(16, (2, 300, 16), (2, 600, 16), (2, 600, 8), dtype=dtype)
+    mask = np.random.default_rng(16).random((300, 600)) < 0.5
+    mask[7] = False
+    scale = 1 / math.sqrt(16)
+    assert attention_module._score_bound(q, k, scale) <= attention_module._SHIFT_FREE_BOUND
+    assert q.size * 600 // 16 >= attention_module._SHIFT_FREE_MIN_ENTRIES
+    output, weights = scaled_dot_product_attention(q, k, v, mask=mask)
+    scores = np.where(mask, (q * dtype(scale)) @ np.swapaxes(k, 1, 2), -np.inf)
+    expected = softmax(scores)
+    rtol = 1e-6 if dtype == np.float32 else 1e-14
+    assert_allclose(weights, expected, rtol=rtol, atol=rtol * 1e-3)
+    assert_array_equal(weights[~np.broadcast_to(mask, weights.shape)], 0.0)
+    assert_array_equal(weights[:, 7], 0.0)
+    assert_array_equal(output[:, 7], 0.0)
+    assert_allclose(weights.sum(axis=-1)[:, 8:], 1.0, rtol=rtol * 10)
+    assert_allclose(output, weights @ v, rtol=rtol * 10, atol=rtol)
+    # Threads and row blocks change no number.
+    monkeypatch.setattr(attention_module, "_THREADED_MIN_ENTRIES", 1 << 12)
+    monkeypatch.setattr(attention_module, "_BLOCK_BYTES", 4096)
+    threaded_output, threaded_weights = scaled_dot_product_attention(q, k, v, mask=mask)
+    assert_array_equal(threaded_weights, weights)
+    assert_array_equal(threaded_output, output)
+
+
+def test_scores_beyond_the_bound_keep_the_max_shift():
+    # Scores in the thousands would overflow exp without the shift: the bound check sends
+    # them to the shifted softmax, which gets them right (a temperature also counts).
+    import app.engine.attention as attention_module
+
+    q, k, v = random_arrays(17, (4, 64, 8), (4, 64, 8), (4, 64, 8), dtype=np.float32)
+    q *= 300
+    assert attention_module._score_bound(q, k, 1 / math.sqrt(8)) > attention_module._SHIFT_FREE_BOUND
+    output, weights = scaled_dot_product_attention(q, k, v)
+    assert np.all(np.isfinite(weights)) and np.all(np.isfinite(output))
+    assert_array_equal(weights, softmax((q * np.float32(1 / math.sqrt(8))) @ np.swapaxes(k, 1, 2)))
+    # Within the bound at T = 1, beyond it at a small temperature.
+    q /= 300
+    scores = (q * np.float32(1 / math.sqrt(8))) @ np.swapaxes(k, 1, 2)
+    _, cold = scaled_dot_product_attention(q, k, v, temperature=0.01)
+    assert np.all(np.isfinite(cold))
+    assert_allclose(cold, softmax(scores / np.float32(0.01)), rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("batched", [False, True])
+@pytest.mark.parametrize("masked", [False, True])
+@pytest.mark.parametrize("n", [3, 16, 64])
+def test_small_self_attention_path_gives_the_general_paths_numbers(batched, masked, n):
+    # Small self-attention takes a shorter path with fewer NumPy calls; forward_detailed
+    # always takes the general one. The numbers must be the very same.
+    mha = random_mha(18, 16, 4, dtype=np.float32)
+    (x,) = random_arrays(19, (2, n, 16) if batched else (n, 16), dtype=np.float32)
+    mask = causal_mask(n) if masked else None
+    output, weights = mha(x, mask=mask)
+    trace = mha.forward_detailed(x, mask=mask)
+    assert_array_equal(output, trace.output)
+    assert_array_equal(weights, trace.weights)
+    assert output.dtype == weights.dtype == np.float32
 
 
 # --- hard attention -------------------------------------------------------------------------

@@ -60,36 +60,79 @@ def _softmax_in_place(x: np.ndarray, axis: int = -1, temperature: float = 1.0) -
 
 
 # Large score arrays are normalised in row blocks: a block of about 256 KiB stays in the
-# L2 cache through softmax's five passes, and the blocks are shared among one thread per
+# L2 cache through the softmax's passes, and the blocks may be shared among one thread per
 # core (NumPy releases the GIL inside ufuncs), in a few tasks per thread so that a core
 # busy with something else does not hold up the rest. Rows are independent, so the numbers
 # are identical to a single whole-array pass. Below about 4M scores the hand-off costs more
-# than it saves, not least because BLAS threads keep spinning after the preceding matmul.
+# than it saves, not least because BLAS threads keep spinning after the preceding matmul
+# (re-measured with the shift-free softmax: N=256, 8 heads, is slower threaded).
 _BLOCK_BYTES = 256 * 1024
 _THREADED_MIN_ENTRIES = 1 << 22
 _TASKS_PER_WORKER = 4
 _thread_pool: ThreadPoolExecutor | None = None
 _thread_pool_lock = threading.Lock()
 
+# Scores no larger than this in absolute value can skip the max subtraction: exp(±64) is
+# about 6e27 and 2e-28, so every exp is a normal float in float32 (limits about 3e38 and
+# 1e-38) and a row of up to 5e10 of them sums without overflow. The max subtraction only
+# guards against overflow; without it the softmax needs two passes fewer (max, subtract).
+_SHIFT_FREE_BOUND = 64.0
+# Below this many scores the bound costs more than the two passes it saves.
+_SHIFT_FREE_MIN_ENTRIES = 1 << 14
 
-def _softmax_rows_in_place(scores: np.ndarray, temperature: float = 1.0) -> np.ndarray:
-    """softmax along the last axis of a C-contiguous array, overwriting and returning it."""
+
+def _softmax_rows_in_place(
+    scores: np.ndarray, temperature: float = 1.0, shift_free: bool = False
+) -> np.ndarray:
+    """softmax along the last axis of a C-contiguous array, overwriting and returning it.
+
+    shift_free: the caller guarantees |scores / temperature| <= _SHIFT_FREE_BOUND (and no
+    NaN or +inf), so exp needs no max subtracted first. The weights are the same up to
+    rounding (each exp is exact to an ulp either way).
+    """
+    normalise_block = _softmax_unshifted_in_place if shift_free else _softmax_in_place
     workers = 1 if scores.size < _THREADED_MIN_ENTRIES else _worker_count()
-    if workers == 1 or not scores.flags.c_contiguous:
+    if scores.size == 0 or not scores.flags.c_contiguous:
         return _softmax_in_place(scores, axis=-1, temperature=temperature)
     rows = scores.reshape(-1, scores.shape[-1])  # (rows, M), a view since scores is contiguous
     rows_per_block = max(1, _BLOCK_BYTES // (rows.shape[1] * rows.itemsize))
+    if workers == 1:
+        for start in range(0, len(rows), rows_per_block):
+            normalise_block(rows[start : start + rows_per_block], temperature=temperature)
+        return scores
     rows_per_task = -(-len(rows) // (workers * _TASKS_PER_WORKER))  # ceiling division
 
     def normalise(task_start: int) -> None:
         task_stop = min(task_start + rows_per_task, len(rows))
         for start in range(task_start, task_stop, rows_per_block):
             block = rows[start : min(start + rows_per_block, task_stop)]
-            _softmax_in_place(block, axis=-1, temperature=temperature)
+            normalise_block(block, temperature=temperature)
 
     # list() waits for every task and re-raises any exception from one.
     list(_get_thread_pool().map(normalise, range(0, len(rows), rows_per_task)))
     return scores
+
+
+def _softmax_unshifted_in_place(x: np.ndarray, temperature: float = 1.0) -> np.ndarray:
+    """softmax(x / temperature) along the last axis without the max shift; see _SHIFT_FREE_BOUND."""
+    if temperature != 1.0:
+        np.divide(x, np.float64(temperature), out=x, casting="same_kind")
+    np.exp(x, out=x)
+    total = x.sum(axis=-1, keepdims=True)  # (rows, 1)
+    # A row with an allowed key sums to at least exp(-_SHIFT_FREE_BOUND); a fully masked row
+    # sums to 0, and raising that to the smallest normal float keeps its weights 0, not NaN.
+    np.maximum(total, np.finfo(x.dtype).tiny, out=total)
+    np.reciprocal(total, out=total)
+    x *= total
+    return x
+
+
+def _score_bound(q: np.ndarray, k: np.ndarray, scale: float) -> float:
+    """An upper bound on |q_i·k_j| * scale over all rows: max‖q_i‖ · max‖k_j‖ · scale (Cauchy–Schwarz)."""
+    q_norm2 = np.einsum("...i,...i->...", q, q).max(initial=0.0)  # max ‖q_i‖²
+    k_norm2 = np.einsum("...i,...i->...", k, k).max(initial=0.0)  # max ‖k_j‖²
+    # In float64, with a 1% margin for the rounding of the float32 norms and scores.
+    return math.sqrt(float(q_norm2) * float(k_norm2)) * scale * 1.01
 
 
 def _worker_count() -> int:
@@ -149,13 +192,22 @@ def _attend(q, k, v, mask=None, temperature: float = 1.0, keep_scores: bool = Fa
     temperature when keep_scores is True, otherwise None.
     """
     head_dim = q.shape[-1]
+    scale = 1.0 / math.sqrt(head_dim)
     # Scaling q (N·d numbers) rather than the scores (N·M numbers) is the cheaper place
     # for 1/sqrt(d); a scale <= 1 cannot overflow.
-    scores = (q * (1.0 / math.sqrt(head_dim))) @ np.swapaxes(k, -1, -2)  # (..., N, M)
+    scores = (q * scale) @ np.swapaxes(k, -1, -2)  # (..., N, M)
     kept_scores = scores.copy() if keep_scores else None
     if mask is not None:
         np.copyto(scores, -np.inf, where=np.logical_not(mask))
-    weights = _softmax_rows_in_place(scores, temperature=temperature)  # (..., N, M)
+    # Masked scores are -inf, whose exp is 0 with or without the shift, so the bound on the
+    # unmasked ones is all that matters (NaN or inf in q or k fail the test: shifted path).
+    shift_free = (
+        scores.size >= _SHIFT_FREE_MIN_ENTRIES
+        and _score_bound(q, k, scale / temperature) <= _SHIFT_FREE_BOUND
+    )
+    weights = _softmax_rows_in_place(
+        scores, temperature=temperature, shift_free=shift_free
+    )  # (..., N, M)
     output = weights @ v  # (..., N, l)
     return output, weights, kept_scores
 

@@ -11,8 +11,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._arrays import as_float_arrays, check_count, float_dtype
-from .attention import _attend, _check_mask
+from .attention import _SHIFT_FREE_MIN_ENTRIES, _attend, _check_mask, _softmax_in_place
 from .heads import check_head_split, merge_heads
+
+
+# Self-attention with fewer scores than this (over all heads and items) takes _forward_small:
+# the whole-array softmax, where the general path's bound check and row blocks do not pay.
+_SMALL_MAX_SCORES = _SHIFT_FREE_MIN_ENTRIES
 
 
 @dataclass(frozen=True)
@@ -169,6 +174,9 @@ class MultiHeadAttention:
         shape (h, N, M) or (B, h, N, M): an (N, M) mask applies to every item and head, a
         per-item mask is (B, 1, N, M). output: like x; weights: (h, N, M) or (B, h, N, M).
         """
+        x, kv = self._check_inputs(x, kv)
+        if kv is None and self._is_small(x):
+            return self._forward_small(x, mask)
         _, _, _, _, weights, _, _, output = self._forward(x, kv, mask, keep_scores=False)
         return output, weights
 
@@ -177,6 +185,7 @@ class MultiHeadAttention:
 
         The numbers are the very ones __call__ produces (same code path), not a re-derivation.
         """
+        x, kv = self._check_inputs(x, kv)
         q_heads, k_heads, v_heads, head_outputs, weights, scores, concatenated, output = (
             self._forward(x, kv, mask, keep_scores=True)
         )
@@ -200,8 +209,8 @@ class MultiHeadAttention:
         q_heads, k_heads, v_heads = self._project_heads(x, kv)
         return merge_heads(q_heads), merge_heads(k_heads), merge_heads(v_heads)
 
-    def _forward(self, x, kv, mask, keep_scores: bool):
-        x, kv = self._check_inputs(x, kv)
+    def _forward(self, x: np.ndarray, kv: np.ndarray | None, mask, keep_scores: bool):
+        """The general path, on inputs that passed _check_inputs."""
         q_heads, k_heads, v_heads = self._project_heads(x, kv)
         weights_shape = (*q_heads.shape[:-1], k_heads.shape[-2])  # (..., h, N, M)
         mask = self._check_mask(mask, weights_shape)
@@ -213,6 +222,43 @@ class MultiHeadAttention:
         if self._has_output_bias:
             output += self.b_o
         return q_heads, k_heads, v_heads, head_outputs, weights, scores, concatenated, output
+
+    def _is_small(self, x: np.ndarray) -> bool:
+        batch = x.shape[0] if x.ndim == 3 else 1
+        return batch * self.num_heads * x.shape[-2] ** 2 < _SMALL_MAX_SCORES
+
+    def _forward_small(self, x: np.ndarray, mask):
+        """(output, weights) of _forward for a small self-attention, in fewer calls.
+
+        At this size per-call overhead, not arithmetic, is the cost (N=16, d_model=128, 4
+        heads: a few dozen NumPy and Python calls of a few µs each, some 0.1 ms in all), so
+        this path skips the layers and the intermediates a trace needs. The operations and
+        their order are the general path's, so the numbers are bit-identical
+        (tests/test_engine.py checks).
+        """
+        *batch_shape, length, _ = x.shape
+        h, head_dim = self.num_heads, self.head_dim
+        qkv = x @ self._w_qkv  # (..., N, 3*d_model)
+        if self._has_input_bias:
+            qkv += self._b_qkv
+        stacked = qkv.reshape(*batch_shape, length, 3, h, head_dim)  # (..., N, 3, h, head_dim)
+        if batch_shape:
+            stacked = stacked.transpose(2, 0, 3, 1, 4)  # (3, B, h, N, head_dim)
+        else:
+            stacked = stacked.transpose(1, 2, 0, 3)  # (3, h, N, head_dim)
+        q_heads, k_heads, v_heads = stacked.copy()  # contiguous, each (..., h, N, head_dim)
+        weights_shape = (*batch_shape, h, length, length)
+        mask = self._check_mask(mask, weights_shape)
+        scores = (q_heads * (1.0 / math.sqrt(head_dim))) @ k_heads.swapaxes(-1, -2)  # (..., h, N, N)
+        if mask is not None:
+            np.copyto(scores, -np.inf, where=np.logical_not(mask))
+        weights = _softmax_in_place(scores)  # (..., h, N, N)
+        head_outputs = weights @ v_heads  # (..., h, N, head_dim)
+        concatenated = head_outputs.swapaxes(-3, -2).reshape(*batch_shape, length, h * head_dim)
+        output = concatenated @ self.w_o  # (..., N, d_model)
+        if self._has_output_bias:
+            output += self.b_o
+        return output, weights
 
     def _project_heads(self, x: np.ndarray, kv: np.ndarray | None):
         """Per-head q, k, v, each (..., h, L, head_dim) and C-contiguous so the matmuls use BLAS."""
