@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -124,14 +125,22 @@ def default_url(app: Flask) -> str:
     return f"sqlite:///{path}"
 
 
+_MIGRATE_ATTEMPTS = 8
+
+
 def migrate(engine: Engine) -> int:
     """Create or upgrade the schema; safe to run any number of times. Returns the schema version."""
-    try:
-        metadata.create_all(engine, checkfirst=True)
-    except SQLAlchemyError:
-        # Several workers starting at once on a new database race between "does it exist" and
-        # CREATE; the loser finds the tables made by the winner on a second look.
-        metadata.create_all(engine, checkfirst=True)
+    # Several workers starting at once on a new database race between "does it exist" and CREATE,
+    # table by table, so a loser may lose again on the next table; each retry finds more of the
+    # tables made, and the schema converges within a few looks.
+    for attempt in range(_MIGRATE_ATTEMPTS):
+        try:
+            metadata.create_all(engine, checkfirst=True)
+            break
+        except SQLAlchemyError:
+            if attempt == _MIGRATE_ATTEMPTS - 1:
+                raise
+            time.sleep(0.02 * (attempt + 1))
     with engine.begin() as connection:
         row = connection.execute(select(schema_info.c.version).where(schema_info.c.id == 1)).first()
         if row is None:

@@ -16,6 +16,7 @@ from . import machine
 from .timing import ROOT
 
 NO_PRERENDER = {"FLASK_PLOT_PRERENDER": "false"}
+SECTION_KEYS = {"engine": ("engine",), "plots": ("plots",), "http": ("test_client", "cold_start", "load")}
 
 
 def main(argv=None) -> int:
@@ -24,6 +25,9 @@ def main(argv=None) -> int:
     parser.add_argument("--only", default="engine,plots,http")
     parser.add_argument("--seconds", type=int, default=15)
     parser.add_argument("--out", default=str(ROOT / "docs" / "benchmarks.md"))
+    parser.add_argument("--keep", action="store_true",
+                        help="with --only: carry the other sections over from bench/last-run.json (the doc "
+                             "says which sections come from which run)")
     args = parser.parse_args(argv)
     sections = set(args.only.split(","))
     seconds = 5 if args.quick else args.seconds
@@ -60,11 +64,20 @@ def main(argv=None) -> int:
                 print(f"http: gunicorn under load ({label}), {seconds} s per scenario ...", flush=True)
                 results.setdefault("load", {})[label] = http.load_scenarios("bench.wsgi:app", seconds, env)
     results["machine"]["load_average_end"] = __import__("os").getloadavg()
+    raw = ROOT / "bench" / "last-run.json"
+    if args.keep and raw.exists():
+        previous = json.loads(raw.read_text())
+        carried = {}
+        for section, keys in SECTION_KEYS.items():
+            if section not in sections and all(k in previous for k in keys):
+                for k in keys:
+                    results[k] = previous[k]
+                carried[section] = previous.get("carried_over", {}).get(section, previous["started"])
+        results["carried_over"] = carried
     results["elapsed_s"] = time.perf_counter() - began
     from . import report
 
     (ROOT / "docs").mkdir(exist_ok=True)
-    raw = ROOT / "bench" / "last-run.json"
     raw.write_text(json.dumps(results, indent=1, default=str))
     report.write(results, args.out)
     print(f"wrote {args.out} (raw numbers in {raw.relative_to(ROOT)})", flush=True)

@@ -171,5 +171,7 @@ def test_visual_controls_work_without_javascript(browser, live_server):
     page.click("button:has-text('Update the plot')")
     assert "num_heads=16" in page.url
     assert "16 heads of 8" in page.locator(".visual-alt").inner_text()
+    # The page is served before its figure is drawn: the image arrives when /plots has drawn it.
+    _wait_until(page, "() => document.querySelector('.visual-image').complete")
     assert page.evaluate("document.querySelector('.visual-image').naturalWidth") > 0
     context.close()

@@ -78,9 +78,13 @@ def test_answer_page_overrides_beyond_the_limit_fall_back_to_the_question_figure
     assert answer_via_form(client, SEED_BANK, "head-dimension", "32").status_code == 303
     base = f"/quiz/{SEED_BANK}/head-dimension/answer"
     assert client.get(base).status_code == 200  # the question's own figure is never limited
+    # A page draws nothing and is not charged: the image it points at draws, and is charged.
     assert client.get(base + "?v=head-split&num_heads=2").status_code == 200
+    assert client.get(base + "?v=head-split&num_heads=2").status_code == 200
+    assert client.get("/plots/head-split.svg?d_model=128&num_heads=2").status_code == 200  # the one render
     page = client.get(base + "?v=head-split&num_heads=8")
     assert page.status_code == 429
+    assert client.get("/plots/head-split.svg?d_model=128&num_heads=8").status_code == 429
     text = page.get_data(as_text=True)
     assert "new plots" in text and "question&#39;s own values" in text
     assert client.get(base).status_code == 200

@@ -12,6 +12,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Rectangle
 from matplotlib.ticker import MaxNLocator
 
+from .describe import autoregressive_pixels_alt
 from .figure import SEQUENTIAL, cell_labels, new_figure
 
 _VIRIDIS = matplotlib.colormaps[SEQUENTIAL]
@@ -27,17 +28,9 @@ def _text_colour(fill) -> str:
     return "black" if luminance > 0.5 else "white"
 
 
-def _pixels(count: int) -> str:
-    return "1 pixel" if count == 1 else f"{count} pixels"
-
-
 def draw_autoregressive_pixels(result) -> tuple[Figure, str]:
     height, width, index = result.height, result.width, result.index
     pixels = height * width
-    query_row = result.mask[index]  # (H·W,) which key pixels the chosen pixel may attend to
-    attended = np.flatnonzero(query_row)
-    attend_count = int(attended.size)
-    future_count = int(pixels - attend_count)
 
     figure = new_figure(7.6, 4.4, layout="grid")
     grid_ax, mask_ax = figure.subplots(1, 2)
@@ -93,13 +86,4 @@ def draw_autoregressive_pixels(result) -> tuple[Figure, str]:
         columnspacing=1.2,
     )
 
-    allowed_span = "0" if attend_count == 1 else f"0–{attended[-1]}"
-    after = ("; it is the last pixel, so none come after it" if future_count == 0
-             else f" and not to the {future_count} after it")
-    alt = (
-        f"A {height} × {width} image read in raster order (left to right, top to bottom) and its "
-        f"{pixels} × {pixels} causal mask. Pixel ({result.row}, {result.col}) is number {index} in raster "
-        f"order; under the causal mask it may attend to {_pixels(attend_count)} ({allowed_span})"
-        f"{after}."
-    )
-    return figure, alt
+    return figure, autoregressive_pixels_alt(result)

@@ -27,6 +27,7 @@ from matplotlib.textpath import TextPath
 from matplotlib.transforms import Affine2D
 from PIL import Image
 
+from .describe import symmetric_limit  # noqa: F401  (re-exported: plots import it from here)
 from .layout import GridLayout
 
 # Colour-vision-safe, perceptually uniform maps only.
@@ -287,12 +288,6 @@ def to_svg(figure: Figure) -> bytes:
             finally:
                 figure.dpi = dpi
     return buffer.getvalue().encode("utf-8")
-
-
-def symmetric_limit(*arrays: np.ndarray) -> float:
-    """The half-range for a diverging colour map centred on zero, from the data itself."""
-    peak = max(float(np.max(np.abs(a))) for a in arrays if np.size(a))
-    return peak if peak > 0 else 1.0
 
 
 def heatmap(

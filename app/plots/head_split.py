@@ -10,11 +10,13 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, Rectangle
 
+from .describe import (
+    HEADS_AFTER_ELLIPSIS,
+    HEADS_BEFORE_ELLIPSIS,
+    drawn_heads,
+    head_split_alt,
+)
 from .figure import SEQUENTIAL, new_figure
-
-MAX_DRAWN_HEADS = 8  # more blocks than this would not fit a label each at ~760 px
-HEADS_BEFORE_ELLIPSIS = 3
-HEADS_AFTER_ELLIPSIS = 2
 
 # Diagram coordinates: x in [0, 100], y in [0, 64]; bars span BAR_LEFT..BAR_RIGHT.
 BAR_LEFT, BAR_RIGHT = 21.0, 96.5
@@ -35,14 +37,6 @@ def head_colours(num_heads: int) -> list[tuple[float, float, float, float]]:
 def _text_colour(fill) -> str:
     luminance = 0.2126 * fill[0] + 0.7152 * fill[1] + 0.0722 * fill[2]
     return "black" if luminance > 0.5 else "white"
-
-
-def drawn_heads(num_heads: int) -> list[int | None]:
-    """Head indices to draw as labelled blocks; None marks the block standing for the omitted middle."""
-    if num_heads <= MAX_DRAWN_HEADS:
-        return list(range(num_heads))
-    return (list(range(HEADS_BEFORE_ELLIPSIS)) + [None]
-            + list(range(num_heads - HEADS_AFTER_ELLIPSIS, num_heads)))
 
 
 def _striped_bar(ax, y: float, height: float, colours) -> None:
@@ -133,13 +127,4 @@ def draw_head_split(result) -> tuple[Figure, str]:
     ax.text((BAR_LEFT + BAR_RIGHT) / 2, 6, f"concat × W_O = N × {height_out}", ha="center", va="center",
             fontsize=FONT)
 
-    alt = (
-        f"Shape diagram. d_model = {d_model} split into {h} {heads_word} of {d_k} feature"
-        f"{'' if d_k == 1 else 's'} each (head i takes columns i·{d_k} to i·{d_k} + {d_k - 1}); "
-        f"each head's attention output is N × {d_k}; concatenated back to {width_out}, then multiplied "
-        f"by W_O ({width_out}×{height_out}) to give N × {height_out}."
-    )
-    if len(blocks) < h:
-        alt += (f" Heads {HEADS_BEFORE_ELLIPSIS} to {h - HEADS_AFTER_ELLIPSIS - 1} are grouped into one "
-                "block to keep the diagram legible.")
-    return figure, alt
+    return figure, head_split_alt(result)

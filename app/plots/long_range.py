@@ -8,15 +8,13 @@ from __future__ import annotations
 import matplotlib
 from matplotlib.figure import Figure
 
+from .describe import long_range_alt
+from .describe import steps_text as _steps
 from .figure import SEQUENTIAL, new_figure
 
 _COLOURS = matplotlib.colormaps[SEQUENTIAL]
 RNN_COLOUR = _COLOURS(0.15)
 ATTENTION_COLOUR = _COLOURS(0.62)
-
-
-def _steps(count: int) -> str:
-    return f"{count} step" if count == 1 else f"{count} steps"
 
 
 def draw_long_range(result) -> tuple[Figure, str]:
@@ -61,11 +59,4 @@ def draw_long_range(result) -> tuple[Figure, str]:
     steps_ax.set_ylim(0, None)
     steps_ax.legend(loc="upper left", fontsize=8)
 
-    alt = (
-        f"Two line plots, RNN against self-attention. Left: for two tokens k = {k} apart, information "
-        f"and gradients travel {_steps(rnn_path)} in an RNN (growing as O(k)) but {_steps(attention_path)} "
-        f"in self-attention (O(1)), for every k from 1 to {int(result.distances[-1])}. Right: processing "
-        f"the n = {n} tokens that span them takes an RNN {rnn_steps} sequential steps but self-attention "
-        f"{attention_steps} parallel step{'' if attention_steps == 1 else 's'} of large matrix products."
-    )
-    return figure, alt
+    return figure, long_range_alt(result)

@@ -12,9 +12,9 @@ from matplotlib.patches import PathPatch
 from matplotlib.path import Path
 from matplotlib.transforms import Affine2D
 
+from .describe import multi_head_alt
 from .figure import cell_labels, contrasting_colours, heatmap, new_figure
 from .results import MultiHeadResult
-from .soft_lookup import format_temperature
 
 MASKED_COLOUR = "#d9d9d9"
 
@@ -41,53 +41,6 @@ def _hatch_masked(ax: Axes, mask: np.ndarray) -> None:
     if squares:
         ax.add_patch(PathPatch(Path.make_compound_path(*squares), facecolor=MASKED_COLOUR,
                                edgecolor="#7f7f7f", hatch="///", linewidth=0))
-
-
-def _strongest(result: MultiHeadResult, head: int) -> str:
-    weights = result.weights[head]
-    best = float(weights.max())
-    ties = np.argwhere(weights >= best - 1e-12)
-    query, key = (int(index) for index in ties[0])
-    text = f"strongest weight {best:.2f}, query '{result.tokens[query]}' → key '{result.tokens[key]}'"
-    if len(ties) > 1:
-        text += f" ({len(ties) - 1} other pair{'s tie' if len(ties) > 2 else ' ties'})"
-    return text
-
-
-def _describe_head(result: MultiHeadResult, head: int) -> str:
-    role = result.head_roles[head]
-    if role is None:
-        return f"Head {head + 1} (random): {_strongest(result, head)}."
-    label = f"Head {head + 1} ({role}s↔{role}s)"
-    share = result.role_shares[head]
-    members = result.role_tokens[head]
-    if share is None:
-        return f"{label}: the sentence has no {role}s, so this head has nothing to relate; {_strongest(result, head)}."
-    if len(members) == 1:
-        subject = f"the only {role}, '{members[0]}', puts {share:.2f} of its weight"
-    else:
-        subject = f"the {role}s ({', '.join(members)}) put on average {share:.2f} of their weight"
-    return f"{label}: {subject} on {role}s; {_strongest(result, head)}."
-
-
-def multi_head_alt(result: MultiHeadResult) -> str:
-    num_heads = len(result.head_titles)
-    parts = [
-        f"Constructed {num_heads}-head self-attention over '{' '.join(result.tokens)}' (d_model {result.d_model}, "
-        f"temperature {format_temperature(result.temperature)}): one heatmap per head, rows are queries and "
-        "columns are keys, weights from 0 to 1."
-    ]
-    parts.extend(_describe_head(result, head) for head in range(num_heads))
-    if any(role is not None for role in result.head_roles):
-        parts.append("In those heads, queries of other parts of speech spread their weight evenly over the keys they see.")
-    if result.mask is not None:
-        parts.append(
-            "Causal mask on: each query sees only itself and earlier tokens; the hatched cells above the "
-            "diagonal are masked and have weight exactly 0."
-        )
-    if result.unknown:
-        parts.append(f"Words not in the toy lexicon, given pseudo-random features: {', '.join(result.unknown)}.")
-    return " ".join(parts)
 
 
 def draw_multi_head(result: MultiHeadResult) -> tuple[Figure, str]:

@@ -7,48 +7,9 @@ from __future__ import annotations
 
 from matplotlib.figure import Figure
 
+from .describe import format_difference, order_blindness_alt
 from .figure import DIVERGING, heatmap, new_figure, symmetric_limit
 from .results import OrderBlindnessResult
-
-
-def format_difference(value: float) -> str:
-    """0 stays "0"; rounding-level values keep their exponent rather than showing as 0.00."""
-    if value == 0:
-        return "0"
-    if value < 1e-3:
-        return f"{value:.1e}"
-    return f"{value:.3f}"
-
-
-def order_blindness_alt(result: OrderBlindnessResult) -> str:
-    sentence, permuted = " ".join(result.tokens), " ".join(result.permuted_tokens)
-    difference = format_difference(result.max_abs_difference)
-    text = (
-        f"Self-attention outputs (one head, random query and key weights, d_model {result.d_model}) for '{sentence}' and, "
-        f"after the '{result.permutation}' permutation, for '{permuted}'; rows are tokens, columns output "
-        "features, with one diverging colour scale. "
-    )
-    if result.permuted_tokens == result.tokens:
-        text += (
-            f"This permutation leaves the sentence unchanged, so the outputs match (max |difference| = "
-            f"{difference}); try a sentence whose first and last words differ."
-        )
-    elif not result.positional:
-        text += (
-            "Without positional encoding the permuted sentence's output rows are the original rows, permuted: "
-            f"re-ordered back they match the original with max |difference| = {difference}"
-            + (" (floating-point rounding)" if result.max_abs_difference > 0 else "")
-            + ". Attention alone cannot see the word order."
-        )
-    else:
-        text += (
-            "With sinusoidal positional encodings added to the embeddings, the permuted sentence's outputs, "
-            f"re-ordered back, differ from the original by max |difference| = {difference}: the outputs now "
-            "depend on word order."
-        )
-    if result.unknown:
-        text += f" Words not in the toy lexicon, given pseudo-random features: {', '.join(result.unknown)}."
-    return text
 
 
 def draw_order_blindness(result: OrderBlindnessResult) -> tuple[Figure, str]:

@@ -9,14 +9,10 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
+from .describe import format_small, position_encoding_alt
 from .figure import DIVERGING, SEQUENTIAL, new_figure
 
 BEYOND_SHADE = "0.85"
-
-
-def format_small(value: float) -> str:
-    """Numbers shown on the plot and in the alt text alike: 3 significant figures."""
-    return f"{value:.2g}" if abs(value) < 1e-3 and value != 0 else f"{value:.3g}"
 
 
 def _wave_label(dimension: int) -> str:
@@ -26,7 +22,7 @@ def _wave_label(dimension: int) -> str:
 
 def draw_position_encoding(result) -> tuple[Figure, str]:
     encoding = result.encoding
-    length, d_model = encoding.shape
+    length = encoding.shape[0]
     train_length = result.train_length
     colours = matplotlib.colormaps[SEQUENTIAL]
 
@@ -89,23 +85,4 @@ def draw_position_encoding(result) -> tuple[Figure, str]:
     unique_ax.set_title("(d) Every position is unique")
     unique_ax.legend(fontsize=8, loc="upper right")
 
-    first, second = result.closest_pair
-    starts = ", ".join(str(p) for p in result.start_positions)
-    alt = (
-        f"Sinusoidal positional encoding for {length} positions and {d_model} dimensions, values in "
-        f"[-1, 1], with waves that slow down from dimension 0 to dimension {d_model - 1}. "
-        f"The dot products PE(p)·PE(p+k) for p = {starts} coincide for every offset k from 0 to "
-        f"{int(result.offsets[-1])}: the largest spread between the curves is "
-        f"{format_small(result.max_spread)}. The smallest distance between two different positions is "
-        f"{format_small(result.min_distance)} (positions {first} and {second}), so no two positions "
-        "share an encoding. "
-    )
-    if result.beyond_min_distance is not None:
-        alt += (
-            f"Positions {train_length} to {length - 1} lie beyond the training length {train_length} and "
-            f"are still defined and unique, each at least {format_small(result.beyond_min_distance)} "
-            "from every other position."
-        )
-    else:
-        alt += f"All {length} positions are within the training length {train_length}."
-    return figure, alt
+    return figure, position_encoding_alt(result)

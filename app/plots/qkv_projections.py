@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.figure import Figure
 
-from .figure import DIVERGING, heatmap, new_figure, symmetric_limit
+from .describe import qkv_alt, qkv_limit
+from .figure import DIVERGING, heatmap, new_figure
 from .results import QkvResult
 
 
@@ -16,34 +17,10 @@ def _shape(array: np.ndarray) -> str:
     return f"{array.shape[0]}×{array.shape[1]}"
 
 
-def _largest_entry(result: QkvResult, name: str, matrix: np.ndarray) -> str:
-    row, column = np.unravel_index(int(np.argmax(np.abs(matrix))), matrix.shape)
-    return f"{name} {matrix[row, column]:+.2f} (token '{result.tokens[row]}', column {column + 1})"
-
-
-def qkv_alt(result: QkvResult, limit: float) -> str:
-    n, d_model = result.x.shape
-    d_k = result.q.shape[1]
-    largest = "; ".join(
-        _largest_entry(result, name, matrix) for name, matrix in (("Q", result.q), ("K", result.k), ("V", result.v))
-    )
-    text = (
-        f"Input embeddings X ({n}×{d_model}: {n} token{'s' if n != 1 else ''} '{' '.join(result.tokens)}' × "
-        f"{d_model} features) are the "
-        f"layer's input. Queries, keys and values are computed from X by the learned matrices W_Q, W_K and W_V "
-        f"(each {d_model}×{d_k}): Q = X·W_Q, K = X·W_K and V = X·W_V, each {n}×{d_k}, one row per token. "
-        f"Largest |entry|: {largest}. Colours: one diverging scale from {-limit:.2f} to {limit:.2f} shared by "
-        f"all panels; random weights, seed {result.seed}."
-    )
-    if result.unknown:
-        text += f" Words not in the toy lexicon, given pseudo-random features: {', '.join(result.unknown)}."
-    return text
-
-
 def draw_qkv_projections(result: QkvResult) -> tuple[Figure, str]:
     n, d_model = result.x.shape
     d_k = result.q.shape[1]
-    limit = symmetric_limit(result.x, result.w_q, result.w_k, result.w_v, result.q, result.k, result.v)
+    limit = qkv_limit(result)
     figure = new_figure(7.6, 5.0, layout="grid")
     # Panel widths follow the matrix widths, kept between one and two product panels for X (room
     # for its title; most of the width for the products) and at least 4 columns for the others.

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pydantic import ValidationError
 
-from .base import Control, Rendered, VisualKind, VisualParams, describe_validation_error
+from .base import Control, Description, Rendered, VisualKind, VisualParams, describe_validation_error
 
 KINDS: dict[str, VisualKind] = {}
 
@@ -46,4 +46,4 @@ def _load_kinds() -> None:
         _loaded = True
 
 
-__all__ = ["Control", "KINDS", "Rendered", "VisualKind", "VisualParams", "check_visual", "get_kind", "register"]
+__all__ = ["Control", "Description", "KINDS", "Rendered", "VisualKind", "VisualParams", "check_visual", "get_kind", "register"]

@@ -7,7 +7,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+)
 
 
 def _fits_the_tokenizer(text: str) -> str:
@@ -65,8 +72,17 @@ class Rendered:
     extras: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class Description:
+    """What a page shows of a figure besides the image: its alt text and caption, as `render` builds them."""
+
+    alt: str
+    caption: str | None = None
+
+
 class VisualKind:
-    """One kind of visual. Subclasses set the class attributes and implement `render`."""
+    """One kind of visual. Subclasses set the class attributes and implement `render`, and `describe`
+    when they can build the alt text and caption without drawing (that is, without matplotlib)."""
 
     name: ClassVar[str]  # the URL slug, e.g. "soft-lookup"
     title: ClassVar[str]
@@ -81,6 +97,16 @@ class VisualKind:
 
     def render(self, params: VisualParams) -> Rendered:  # pragma: no cover - interface
         raise NotImplementedError
+
+    def describe(self, params: VisualParams) -> Description:
+        """The alt text and caption `render(params)` gives, exactly. This fallback draws the figure; a kind
+        overrides it to build them from the engine result through the same functions `render` uses."""
+        rendered = self.render(params)
+        return Description(alt=rendered.alt, caption=rendered.caption)
+
+    @property
+    def describes_without_drawing(self) -> bool:
+        return type(self).describe is not VisualKind.describe
 
 
 def describe_validation_error(error: ValidationError) -> list[tuple[tuple, str]]:

@@ -22,7 +22,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from . import get_kind
-from .base import Rendered, VisualKind, VisualParams, describe_validation_error
+from .base import Description, Rendered, VisualKind, VisualParams, describe_validation_error
 
 try:
     import fcntl
@@ -248,10 +248,12 @@ class RenderCache:
     between them (a lock file per figure), not once each.
     """
 
-    def __init__(self, max_entries: int = 256, disk: DiskCache | None = None):
+    def __init__(self, max_entries: int = 256, disk: DiskCache | None = None, max_descriptions: int = 1024):
         self.max_entries = max_entries
+        self.max_descriptions = max_descriptions
         self.disk = disk
         self._entries: OrderedDict[tuple[str, str], CachedRender] = OrderedDict()
+        self._descriptions: OrderedDict[tuple[str, str], Description] = OrderedDict()  # alt text and captions
         self._in_flight: dict[tuple[str, str], threading.Event] = {}
         self._lock = threading.Lock()
         self.hits = 0
@@ -267,6 +269,57 @@ class RenderCache:
     def load(self, kind: VisualKind, params: VisualParams) -> CachedRender | None:
         """The figure from memory or disk, never drawn."""
         return self._get(kind, params, None, render=False)
+
+    def peek(self, kind: VisualKind, params: VisualParams) -> CachedRender | None:
+        """The figure from memory or disk, never drawn, and without waiting for a render in progress."""
+        key = (kind.name, canonical(params))
+        with self._lock:
+            found = self._entries.get(key)
+            if found is not None:
+                self._entries.move_to_end(key)
+                self.hits += 1
+                return found
+        entry = self.disk.read(key) if self.disk is not None else None
+        if entry is not None:
+            self.disk_hits += 1
+            self._keep(key, entry)
+        return entry
+
+    def describe(self, kind: VisualKind, params: VisualParams,
+                 before_render: Callable[[], None] | None = None) -> Description:
+        """A figure's alt text and caption, drawing nothing when the kind can describe without drawing.
+
+        From the cached figure when there is one, else from a bounded LRU of descriptions, else from
+        `kind.describe`. A kind that must draw to describe itself (its numbers are measured live) has
+        its figure drawn and cached here, so that the page's text and the image it loads agree;
+        `before_render` runs only then, as for get_or_render.
+        """
+        if not kind.describes_without_drawing:
+            rendered = self.get_or_render(kind, params, before_render).rendered
+            return Description(alt=rendered.alt, caption=rendered.caption)
+        entry = self.peek(kind, params)
+        if entry is not None:
+            return Description(alt=entry.rendered.alt, caption=entry.rendered.caption)
+        key = (kind.name, canonical(params))
+        with self._lock:
+            found = self._descriptions.get(key)
+            if found is not None:
+                self._descriptions.move_to_end(key)
+                return found
+        description = kind.describe(params)  # outside the lock: cheap, but it runs the engine
+        with self._lock:
+            self._descriptions[key] = description
+            self._descriptions.move_to_end(key)
+            while len(self._descriptions) > self.max_descriptions:
+                self._descriptions.popitem(last=False)
+        return description
+
+    def _keep(self, key: tuple[str, str], entry: CachedRender) -> None:
+        with self._lock:
+            self._entries[key] = entry
+            self._entries.move_to_end(key)
+            while len(self._entries) > self.max_entries:
+                self._entries.popitem(last=False)
 
     def _get(self, kind, params, before_render, render: bool) -> CachedRender | None:
         key = (kind.name, canonical(params))
@@ -289,11 +342,7 @@ class RenderCache:
             elif render:
                 entry = self._render(key, kind, params, before_render)
             if entry is not None:
-                with self._lock:
-                    self._entries[key] = entry
-                    self._entries.move_to_end(key)
-                    while len(self._entries) > self.max_entries:
-                        self._entries.popitem(last=False)
+                self._keep(key, entry)
         finally:
             with self._lock:
                 self._in_flight.pop(key).set()  # on failure a waiting request renders (and fails) itself

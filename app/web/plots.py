@@ -9,7 +9,7 @@ from flask import Blueprint, current_app, jsonify, request, url_for
 from ..errors import BadInput, NotFound
 from ..visuals.service import MAX_QUERY_BYTES, RenderCache, VisualInputError, parse_query, query_values
 from ..visuals import get_kind
-from .limits import charge_plot_render
+from .limits import charge_plot_render, check_plot_render
 
 # Not limited as a whole (a cached figure costs no more than a static file): renders and refused
 # parameters count against RATE_LIMIT_PLOTS through charge_plot_render.
@@ -41,12 +41,17 @@ def _kind_and_params(kind_name: str):
 @bp.get("/<kind_name>.json")
 def describe(kind_name: str):
     kind, params = _kind_and_params(kind_name)
-    entry = render_cache().get_or_render(kind, params, before_render=charge_plot_render)
+    # The text only: the image URL draws the figure (and is charged) when the browser loads it. Past
+    # the limit its image would be refused, so the live controls get the 429 and its sentence now.
+    cache = render_cache()
+    if cache.peek(kind, params) is None:
+        check_plot_render()
+    description = cache.describe(kind, params, before_render=charge_plot_render)
     return jsonify({
         "kind": kind.name,
         "src": url_for("plots.image", kind_name=kind.name, ext=kind.format, **query_values(params)),
-        "alt": entry.rendered.alt,
-        "caption": entry.rendered.caption,
+        "alt": description.alt,
+        "caption": description.caption,
         "params": params.model_dump(mode="json"),
     })
 

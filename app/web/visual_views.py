@@ -1,5 +1,8 @@
-"""Everything a page needs to show one visual: validated params, the rendered figure (cached),
+"""Everything a page needs to show one visual: validated params, the figure's alt text and caption,
 its URL, and a sentence when the student's control values could not be used.
+
+A page draws no figure (and imports no matplotlib): its text comes from the cached figure or from the
+kind's describe step, and the image is drawn when the browser asks /plots for it.
 """
 
 from __future__ import annotations
@@ -9,9 +12,9 @@ from dataclasses import dataclass
 
 from flask import url_for
 
-from ..visuals import Rendered, VisualKind, VisualParams, get_kind
+from ..visuals import Description, VisualKind, VisualParams, get_kind
 from ..visuals.service import VisualInputError, parse_query, query_values
-from .limits import TooManyRenders, charge_plot_render
+from .limits import TooManyRenders, charge_plot_render, check_plot_render
 from .plots import render_cache
 
 
@@ -19,7 +22,7 @@ from .plots import render_cache
 class VisualView:
     kind: VisualKind
     params: VisualParams
-    rendered: Rendered
+    description: Description  # alt text and caption, the same the drawn figure carries
     src: str
     json_url: str
     error: str | None
@@ -44,19 +47,24 @@ def visual_view(kind_name: str, base: Mapping | None, args: Mapping[str, list[st
             params = parse_query(kind, args, base_params.model_dump(), only_controls=True)
         except VisualInputError as problem:
             error, status = f"{problem} The plot shows the question's own values instead.", 400
-    entry = None
+    cache = render_cache()
+    description = None
     if params is not base_params:
-        # The student's own values: a new figure costs a render, which counts like one from /plots.
+        # The student's own values: the image request to /plots draws the figure and is charged for it.
+        # Without room for one more render, the page shows the question's figure instead of a broken image.
         try:
-            entry = render_cache().get_or_render(kind, params, before_render=charge_plot_render)
+            if cache.peek(kind, params) is None:
+                check_plot_render()
+            # A kind that must draw to describe itself draws here, charged like a render from /plots.
+            description = cache.describe(kind, params, before_render=charge_plot_render)
         except TooManyRenders as problem:
             params, error, status = base_params, f"{problem.message} The plot shows the question's own values instead.", 429
-    if entry is None:
-        entry = render_cache().get_or_render(kind, params)  # the page's own figure: the same for everyone
+    if description is None:
+        description = cache.describe(kind, params)  # the page's own figure: the same for everyone
     return VisualView(
         kind=kind,
         params=params,
-        rendered=entry.rendered,
+        description=description,
         src=url_for("plots.image", kind_name=kind.name, ext=kind.format, **query_values(params)),
         json_url=url_for("plots.describe", kind_name=kind.name),
         error=error,

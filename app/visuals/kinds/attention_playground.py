@@ -10,7 +10,7 @@ from pydantic import Field, model_validator
 from app.engine.toy import MAX_TOKENS
 
 from .. import register
-from ..base import Control, OnOff, Rendered, Sentence, VisualKind, VisualParams
+from ..base import Control, Description, OnOff, Rendered, Sentence, VisualKind, VisualParams
 from .multi_head import (
     CAPTION,
     D_MODEL_MAX,
@@ -65,6 +65,18 @@ class AttentionPlaygroundKind(VisualKind):
         causal = params.causal == "on"
         result = multi_head_result(params.sentence, params.num_heads, params.d_model, params.temperature, causal)
         figure, alt = draw_attention_playground(result)
+        return Rendered(image=to_png(figure), mimetype="image/png", alt=alt, caption=self.caption(params, result))
+
+    def describe(self, params: AttentionPlaygroundParams) -> Description:
+        # The alt text through the function the drawing uses, without importing matplotlib.
+        from app.plots.describe import multi_head_alt
+
+        causal = params.causal == "on"
+        result = multi_head_result(params.sentence, params.num_heads, params.d_model, params.temperature, causal)
+        return Description(alt=multi_head_alt(result), caption=self.caption(params, result))
+
+    def caption(self, params: AttentionPlaygroundParams, result) -> str:
+        causal = params.causal == "on"
         caption = CAPTION
         if causal:
             caption += (
@@ -74,7 +86,7 @@ class AttentionPlaygroundKind(VisualKind):
             )
         if result.unknown:
             caption += " Not in the toy lexicon, so given pseudo-random features: " + ", ".join(result.unknown) + "."
-        return Rendered(image=to_png(figure), mimetype="image/png", alt=alt, caption=caption)
+        return caption
 
 
 __all__ = ["AttentionPlaygroundKind", "AttentionPlaygroundParams"]

@@ -13,7 +13,7 @@ from pydantic import Field, model_validator
 from app.engine import causal_mask
 
 from .. import register
-from ..base import Control, Rendered, VisualKind, VisualParams
+from ..base import Control, Description, Rendered, VisualKind, VisualParams
 
 MAX_SIDE = 16
 
@@ -86,6 +86,16 @@ class AutoregressivePixelsKind(VisualKind):
 
         result = autoregressive_pixels_result(params)
         figure, alt = draw_autoregressive_pixels(result)
+        return Rendered(image=to_png(figure), mimetype="image/png", alt=alt, caption=self.caption(params, result))
+
+    def describe(self, params: AutoregressivePixelsParams) -> Description:
+        # The alt text through the function the drawing uses, without importing matplotlib.
+        from app.plots.describe import autoregressive_pixels_alt
+
+        result = autoregressive_pixels_result(params)
+        return Description(alt=autoregressive_pixels_alt(result), caption=self.caption(params, result))
+
+    def caption(self, params: AutoregressivePixelsParams, result) -> str:
         caption = (
             "The image is flattened row by row into one sequence, and a Transformer predicts each "
             "pixel from the pixels before it. The causal mask (the engine's causal_mask) lets query "
@@ -93,4 +103,4 @@ class AutoregressivePixelsKind(VisualKind):
             "without any pixel seeing its own future. At generation time pixels are sampled one at "
             "a time in the same order."
         )
-        return Rendered(image=to_png(figure), mimetype="image/png", alt=alt, caption=caption)
+        return caption

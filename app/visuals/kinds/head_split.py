@@ -13,7 +13,7 @@ from pydantic import Field, model_validator
 from app.engine import merge_heads, split_heads
 
 from .. import register
-from ..base import Control, Rendered, VisualKind, VisualParams
+from ..base import Control, Description, Rendered, VisualKind, VisualParams
 
 
 class HeadSplitParams(VisualParams):
@@ -77,6 +77,16 @@ class HeadSplitKind(VisualKind):
 
         result = head_split_result(params)
         figure, alt = draw_head_split(result)
+        return Rendered(image=to_svg(figure), mimetype="image/svg+xml", alt=alt, caption=self.caption(params, result))
+
+    def describe(self, params: HeadSplitParams) -> Description:
+        # The alt text through the function the drawing uses, without importing matplotlib.
+        from app.plots.describe import head_split_alt
+
+        result = head_split_result(params)
+        return Description(alt=head_split_alt(result), caption=self.caption(params, result))
+
+    def caption(self, params: HeadSplitParams, result) -> str:
         caption = (
             f"Each of the {result.num_heads} heads gets its own slice of {result.head_dim} feature columns "
             f"(d_k = d_model / h = {result.d_model} / {result.num_heads}), computes attention on that "
@@ -84,4 +94,4 @@ class HeadSplitKind(VisualKind):
             "features. N is the number of tokens; splitting never changes it. The shapes were checked "
             "by running the engine's split_heads and merge_heads."
         )
-        return Rendered(image=to_svg(figure), mimetype="image/svg+xml", alt=alt, caption=caption)
+        return caption

@@ -11,7 +11,7 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from .. import register
-from ..base import Control, Rendered, VisualKind, VisualParams
+from ..base import Control, Description, Rendered, VisualKind, VisualParams
 
 
 class LongRangeParams(VisualParams):
@@ -97,6 +97,16 @@ class LongRangeKind(VisualKind):
 
         result = long_range_result(params)
         figure, alt = draw_long_range(result)
+        return Rendered(image=to_png(figure), mimetype="image/png", alt=alt, caption=self.caption(params, result))
+
+    def describe(self, params: LongRangeParams) -> Description:
+        # The alt text through the function the drawing uses, without importing matplotlib.
+        from app.plots.describe import long_range_alt
+
+        result = long_range_result(params)
+        return Description(alt=long_range_alt(result), caption=self.caption(params, result))
+
+    def caption(self, params: LongRangeParams, result) -> str:
         caption = (
             "Counts from the structure of each layer (Vaswani et al. 2017, Table 1), not measurements. "
             "In an RNN, information from one token reaches a token k places later only through k "
@@ -105,4 +115,4 @@ class LongRangeKind(VisualKind):
             "sequence as a few large matrix products that run in parallel on the hardware, instead "
             "of n small steps that must run one after another."
         )
-        return Rendered(image=to_png(figure), mimetype="image/png", alt=alt, caption=caption)
+        return caption

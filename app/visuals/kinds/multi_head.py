@@ -22,7 +22,7 @@ from app.engine.toy import (
 from app.plots.results import MultiHeadResult
 
 from .. import register
-from ..base import Control, Rendered, Sentence, VisualKind, VisualParams
+from ..base import Control, Description, Rendered, Sentence, VisualKind, VisualParams
 
 NUM_HEADS_MIN, NUM_HEADS_MAX = 1, 8
 D_MODEL_MIN, D_MODEL_MAX = 2, 64
@@ -122,10 +122,20 @@ class MultiHeadKind(VisualKind):
 
         result = multi_head_result(params.sentence, params.num_heads, params.d_model, params.temperature)
         figure, alt = draw_multi_head(result)
+        return Rendered(image=to_png(figure), mimetype="image/png", alt=alt, caption=self.caption(params, result))
+
+    def describe(self, params: MultiHeadParams) -> Description:
+        # The alt text through the function the drawing uses, without importing matplotlib.
+        from app.plots.describe import multi_head_alt
+
+        result = multi_head_result(params.sentence, params.num_heads, params.d_model, params.temperature)
+        return Description(alt=multi_head_alt(result), caption=self.caption(params, result))
+
+    def caption(self, params: MultiHeadParams, result) -> str:
         caption = CAPTION
         if result.unknown:
             caption += " Not in the toy lexicon, so given pseudo-random features: " + ", ".join(result.unknown) + "."
-        return Rendered(image=to_png(figure), mimetype="image/png", alt=alt, caption=caption)
+        return caption
 
 
 __all__ = ["MultiHeadKind", "MultiHeadParams", "check_heads_divide", "head_title", "multi_head_result"]

@@ -15,7 +15,7 @@ from app.engine.toy import MAX_TOKENS, averaging_self_attention, embed, tokenize
 from app.plots.results import OrderBlindnessResult
 
 from .. import register
-from ..base import Control, OnOff, Rendered, Sentence, VisualKind, VisualParams
+from ..base import Control, Description, OnOff, Rendered, Sentence, VisualKind, VisualParams
 
 D_MODEL_MIN, D_MODEL_MAX = 2, 64
 MODEL_SEED = 0
@@ -103,6 +103,16 @@ class OrderBlindnessKind(VisualKind):
 
         result = order_blindness_result(params)
         figure, alt = draw_order_blindness(result)
+        return Rendered(image=to_png(figure), mimetype="image/png", alt=alt, caption=self.caption(params, result))
+
+    def describe(self, params: OrderBlindnessParams) -> Description:
+        # The alt text through the function the drawing uses, without importing matplotlib.
+        from app.plots.describe import order_blindness_alt
+
+        result = order_blindness_result(params)
+        return Description(alt=order_blindness_alt(result), caption=self.caption(params, result))
+
+    def caption(self, params: OrderBlindnessParams, result) -> str:
         caption = (
             "One self-attention layer (one head with random query and key weights, seed 0, and the "
             "embeddings themselves as values, so each output row is a weighted average of the input rows; "
@@ -116,7 +126,7 @@ class OrderBlindnessKind(VisualKind):
         )
         if result.unknown:
             caption += " Not in the toy lexicon, so given pseudo-random features: " + ", ".join(result.unknown) + "."
-        return Rendered(image=to_png(figure), mimetype="image/png", alt=alt, caption=caption)
+        return caption
 
 
 __all__ = ["OrderBlindnessKind", "OrderBlindnessParams", "order_blindness_result", "permutation_order"]

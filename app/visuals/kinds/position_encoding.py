@@ -13,7 +13,7 @@ from pydantic import Field, model_validator
 from app.engine import sinusoidal_positional_encoding
 
 from .. import register
-from ..base import Control, Rendered, VisualKind, VisualParams
+from ..base import Control, Description, Rendered, VisualKind, VisualParams
 
 WAVE_DIMENSIONS = (0, 1, 4, 5)  # plus d_model - 2: two fast pairs and the slowest sine
 
@@ -111,6 +111,16 @@ class PositionEncodingKind(VisualKind):
 
         result = position_encoding_result(params)
         figure, alt = draw_position_encoding(result)
+        return Rendered(image=to_png(figure), mimetype="image/png", alt=alt, caption=self.caption(params, result))
+
+    def describe(self, params: PositionEncodingParams) -> Description:
+        # The alt text through the function the drawing uses, without importing matplotlib.
+        from app.plots.describe import position_encoding_alt
+
+        result = position_encoding_result(params)
+        return Description(alt=position_encoding_alt(result), caption=self.caption(params, result))
+
+    def caption(self, params: PositionEncodingParams, result) -> str:
         caption = (
             "PE[p, 2i] = sin(p / 10000^(2i/d)) and PE[p, 2i+1] = cos(p / 10000^(2i/d)) (Vaswani et al. "
             "2017, §3.5), computed by the engine. Because each sine has a cosine partner at the same "
@@ -119,4 +129,4 @@ class PositionEncodingKind(VisualKind):
             "beyond the training length are defined the same way; (d) shows each position's distance "
             "to its nearest other position stays above zero."
         )
-        return Rendered(image=to_png(figure), mimetype="image/png", alt=alt, caption=caption)
+        return caption

@@ -11,7 +11,7 @@ from app.engine.toy import MAX_TOKENS, column_names, embed, project_qkv, tokeniz
 from app.plots.results import QkvResult
 
 from .. import register
-from ..base import Control, Rendered, Sentence, VisualKind, VisualParams
+from ..base import Control, Description, Rendered, Sentence, VisualKind, VisualParams
 
 D_MODEL_MIN, D_MODEL_MAX = 2, 16
 D_K_MIN, D_K_MAX = 1, 16
@@ -64,6 +64,16 @@ class QkvProjectionsKind(VisualKind):
 
         result = qkv_result(params)
         figure, alt = draw_qkv_projections(result)
+        return Rendered(image=to_png(figure), mimetype="image/png", alt=alt, caption=self.caption(params, result))
+
+    def describe(self, params: QkvProjectionsParams) -> Description:
+        # The alt text through the function the drawing uses, without importing matplotlib.
+        from app.plots.describe import qkv_alt
+
+        result = qkv_result(params)
+        return Description(alt=qkv_alt(result), caption=self.caption(params, result))
+
+    def caption(self, params: QkvProjectionsParams, result) -> str:
         caption = (
             "The word embeddings X are the layer's input: they are looked up, not computed by the "
             "attention layer. Queries, keys and values are computed from X by learned linear maps "
@@ -75,7 +85,7 @@ class QkvProjectionsKind(VisualKind):
         )
         if result.unknown:
             caption += " Not in the toy lexicon, so given pseudo-random features: " + ", ".join(result.unknown) + "."
-        return Rendered(image=to_png(figure), mimetype="image/png", alt=alt, caption=caption)
+        return caption
 
 
 __all__ = ["QkvProjectionsKind", "QkvProjectionsParams", "qkv_result"]

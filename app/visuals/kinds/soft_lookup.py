@@ -12,7 +12,7 @@ from app.engine.toy import FEATURE_COUNT, FEATURE_INDEX, embed, tokenize, unknow
 from app.plots.results import SoftLookupResult
 
 from .. import register
-from ..base import Control, Rendered, VisualKind, VisualParams
+from ..base import Control, Description, Rendered, VisualKind, VisualParams
 
 MAX_QUERIES = 6
 MIN_KEYS, MAX_KEYS = 2, 10
@@ -88,6 +88,16 @@ class SoftLookupKind(VisualKind):
 
         result = soft_lookup_result(params)
         figure, alt = draw_soft_lookup(result)
+        return Rendered(image=to_png(figure), mimetype="image/png", alt=alt, caption=self.caption(params, result))
+
+    def describe(self, params: SoftLookupParams) -> Description:
+        # The alt text through the function the drawing uses, without importing matplotlib.
+        from app.plots.describe import soft_lookup_alt
+
+        result = soft_lookup_result(params)
+        return Description(alt=soft_lookup_alt(result), caption=self.caption(params, result))
+
+    def caption(self, params: SoftLookupParams, result) -> str:
         caption = (
             "Each query scores every key by the dot product of their toy feature vectors (scaled so "
             "that a score is the number of features the two words share), divided by the temperature; "
@@ -101,7 +111,7 @@ class SoftLookupKind(VisualKind):
                 " Not in the toy lexicon, so given pseudo-random features: "
                 + ", ".join(result.unknown) + "."
             )
-        return Rendered(image=to_png(figure), mimetype="image/png", alt=alt, caption=caption)
+        return caption
 
 
 __all__ = ["SoftLookupKind", "SoftLookupParams", "soft_lookup_result"]
