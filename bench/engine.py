@@ -62,7 +62,10 @@ def run(rounds: int = 15, quick: bool = False) -> dict:
         workers = {"ours": Worker("ours", n, d_model, num_heads), "torch": Worker("torch", n, d_model, num_heads),
                    "sgemm": Worker("sgemm", side),
                    # For information: the container runs with one OpenBLAS thread per worker process.
-                   "ours, 1 BLAS thread": Worker("ours", n, d_model, num_heads, env={"OPENBLAS_NUM_THREADS": "1"})}
+                   "ours, 1 BLAS thread": Worker("ours", n, d_model, num_heads, env={"OPENBLAS_NUM_THREADS": "1"}),
+                   # Like for like on one core: no thread hand-offs, no waiting on the other core's tenants.
+                   "torch, 1 thread": Worker("torch", n, d_model, num_heads,
+                                             env={"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"})}
         try:
             timed = interleave(workers, rounds, batch_seconds=0.15 if n < 1024 else 0.4)
         finally:
@@ -78,6 +81,7 @@ def run(rounds: int = 15, quick: bool = False) -> dict:
             "ratio": timed.ratio("ours", "torch"),
             "ratio_iqr": timed.ratio_spread("ours", "torch"),
             "single_blas_ratio": timed.ratio("ours, 1 BLAS thread", "torch"),
+            "single_thread_ratio": timed.ratio("ours, 1 BLAS thread", "torch, 1 thread"),
             "gflops": float(np.median(ours_gflops)),
             "sgemm_gflops": float(np.median(sgemm_gflops)),
             "sgemm_side": side,
