@@ -331,10 +331,12 @@ def _done_section(results: dict) -> list[str]:
         "in this run)" if boot else "") + ". Worker memory stays near the 150 MB goal once matplotlib is "
         "loaded; its baseline is about 140 MB.",
         "",
-        "**Found while measuring**: several gunicorn workers starting on a new SQLite database each run the "
-        "auto-migration at once and race (`table schema_info already exists`, a worker fails to boot, "
-        "gunicorn exits). The bench runs `flask --app app init-db` first and sets "
-        "`FLASK_DATABASE_AUTO_MIGRATE=false`, as the README advises for several servers.",
+        "**Found while measuring**: gunicorn's workers starting on a new SQLite database each run the "
+        "auto-migration at once and raced table by table (`table responses already exists`, a worker "
+        "failed to boot, gunicorn exited). `migrate` now retries until the schema converges, and "
+        "`tests/test_persistence.py` races six processes on twelve new databases. The bench still runs "
+        "`flask --app app init-db` first with `FLASK_DATABASE_AUTO_MIGRATE=false`, as the README advises "
+        "for several servers.",
         "",
     ]
 
