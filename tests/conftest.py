@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
+import textwrap
 import threading
 from pathlib import Path
 
@@ -108,3 +112,14 @@ def postgres():
     server = PostgresServer().start()
     yield server
     server.stop()
+
+
+def run_python(code: str, env: dict | None = None) -> str:
+    """Run `code` (dedented) in a fresh interpreter at the repository root; its stdout, stripped.
+
+    For what one process cannot show, such as which modules an import or a request loads."""
+    root = Path(__file__).resolve().parent.parent
+    completed = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=root, capture_output=True,
+                               text=True, timeout=120, check=False, env={**os.environ, **(env or {})})
+    assert completed.returncode == 0, completed.stderr
+    return completed.stdout.strip()

@@ -3,16 +3,10 @@ alt text and caption its render gives, and a page of the seed bank never imports
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import textwrap
-from pathlib import Path
-
 import pytest
 
 from app.visuals import KINDS, get_kind
-
-ROOT = Path(__file__).resolve().parent.parent
+from conftest import run_python
 
 get_kind("soft-lookup")  # registers every kind
 
@@ -50,13 +44,6 @@ def test_describe_gives_exactly_the_rendered_alt_text_and_caption(name, values):
     assert described.alt == rendered.alt
     assert described.caption == rendered.caption
     assert described.alt  # a real sentence, not two empty strings that agree
-
-
-def run_python(code: str) -> str:
-    completed = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=ROOT, capture_output=True,
-                               text=True, timeout=120, check=False)
-    assert completed.returncode == 0, completed.stderr
-    return completed.stdout.strip()
 
 
 def test_answer_pages_and_plot_descriptions_never_import_matplotlib():

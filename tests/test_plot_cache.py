@@ -8,7 +8,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,7 @@ from sqlalchemy import event
 from app import create_app
 from app.visuals import get_kind
 from app.visuals.service import DiskCache, RenderCache, bank_visuals, canonical, prerender
-from conftest import SEED_BANK, answer_via_form
+from conftest import SEED_BANK, answer_via_form, run_python
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -282,11 +281,7 @@ def test_create_app_does_not_import_matplotlib(tmp_path):
     code = ("import sys; from app import create_app; "
             f"create_app({{'SECRET_KEY': 'x' * 40, 'DATABASE_URL': 'sqlite:///{tmp_path / 'm.sqlite3'}'}}); "
             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'matplotlib')[:5])")
-    env = {**os.environ, "FLASK_INSTANCE_PATH": str(tmp_path / "instance")}
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
-                         timeout=120)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "[]"
+    assert run_python(code, env={"FLASK_INSTANCE_PATH": str(tmp_path / "instance")}) == "[]"
 
 
 def test_answer_pages_are_cached_per_answer_and_follow_the_student(app):

@@ -3,19 +3,7 @@ and only drawing a figure needs it."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import textwrap
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def run_python(code: str) -> str:
-    completed = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=ROOT, capture_output=True,
-                               text=True, timeout=120, check=False)
-    assert completed.returncode == 0, completed.stderr
-    return completed.stdout.strip()
+from conftest import run_python
 
 
 def test_kinds_register_validate_and_describe_their_controls_without_matplotlib():

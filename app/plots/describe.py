@@ -208,13 +208,15 @@ def steps_text(count: int) -> str:
     return f"{count} step" if count == 1 else f"{count} steps"
 
 
+def long_range_marks(result) -> tuple[int, int, int, int, int, int]:
+    """(k, RNN path, attention path, n, RNN steps, attention steps): the marked points of both panels."""
+    k, n = result.distance, result.sequence_length
+    return (k, int(result.rnn_path[k - 1]), int(result.attention_path[k - 1]),
+            n, int(result.rnn_steps[n - 1]), int(result.attention_steps[n - 1]))
+
+
 def long_range_alt(result) -> str:
-    k = result.distance
-    rnn_path = int(result.rnn_path[k - 1])
-    attention_path = int(result.attention_path[k - 1])
-    n = result.sequence_length
-    rnn_steps = int(result.rnn_steps[n - 1])
-    attention_steps = int(result.attention_steps[n - 1])
+    k, rnn_path, attention_path, n, rnn_steps, attention_steps = long_range_marks(result)
     return (
         f"Two line plots, RNN against self-attention. Left: for two tokens k = {k} apart, information "
         f"and gradients travel {steps_text(rnn_path)} in an RNN (growing as O(k)) but {steps_text(attention_path)} "

@@ -8,7 +8,7 @@ from __future__ import annotations
 import matplotlib
 from matplotlib.figure import Figure
 
-from .describe import long_range_alt
+from .describe import long_range_alt, long_range_marks
 from .describe import steps_text as _steps
 from .figure import SEQUENTIAL, new_figure
 
@@ -21,12 +21,7 @@ def draw_long_range(result) -> tuple[Figure, str]:
     figure = new_figure(7.6, 3.6, layout="grid")
     path_ax, steps_ax = figure.subplots(1, 2)
 
-    k = result.distance
-    rnn_path = int(result.rnn_path[k - 1])
-    attention_path = int(result.attention_path[k - 1])
-    n = result.sequence_length
-    rnn_steps = int(result.rnn_steps[n - 1])
-    attention_steps = int(result.attention_steps[n - 1])
+    k, rnn_path, attention_path, n, rnn_steps, attention_steps = long_range_marks(result)
 
     path_ax.plot(result.distances, result.rnn_path, color=RNN_COLOUR, linewidth=2, label="RNN: k steps, O(k)")
     path_ax.plot(result.distances, result.attention_path, color=ATTENTION_COLOUR, linewidth=2,

@@ -238,6 +238,14 @@ class DiskCache:
             os.close(descriptor)  # also releases the lock
 
 
+def _lru_put(entries: OrderedDict, key, value, max_entries: int) -> None:
+    """Put `value` at the recent end of `entries`, dropping the least recently used beyond max_entries."""
+    entries[key] = value
+    entries.move_to_end(key)
+    while len(entries) > max_entries:
+        entries.popitem(last=False)
+
+
 class RenderCache:
     """A bounded LRU of rendered figures keyed by (kind, canonical params), over an optional DiskCache.
 
@@ -274,11 +282,9 @@ class RenderCache:
         """The figure from memory or disk, never drawn, and without waiting for a render in progress."""
         key = (kind.name, canonical(params))
         with self._lock:
-            found = self._entries.get(key)
-            if found is not None:
-                self._entries.move_to_end(key)
-                self.hits += 1
-                return found
+            found = self._memory_hit(key)
+        if found is not None:
+            return found
         entry = self.disk.read(key) if self.disk is not None else None
         if entry is not None:
             self.disk_hits += 1
@@ -308,27 +314,27 @@ class RenderCache:
                 return found
         description = kind.describe(params)  # outside the lock: cheap, but it runs the engine
         with self._lock:
-            self._descriptions[key] = description
-            self._descriptions.move_to_end(key)
-            while len(self._descriptions) > self.max_descriptions:
-                self._descriptions.popitem(last=False)
+            _lru_put(self._descriptions, key, description, self.max_descriptions)
         return description
 
     def _keep(self, key: tuple[str, str], entry: CachedRender) -> None:
         with self._lock:
-            self._entries[key] = entry
+            _lru_put(self._entries, key, entry, self.max_entries)
+
+    def _memory_hit(self, key: tuple[str, str]) -> CachedRender | None:
+        """The figure kept in memory, marked as recently used; call with the lock held."""
+        found = self._entries.get(key)
+        if found is not None:
             self._entries.move_to_end(key)
-            while len(self._entries) > self.max_entries:
-                self._entries.popitem(last=False)
+            self.hits += 1
+        return found
 
     def _get(self, kind, params, before_render, render: bool) -> CachedRender | None:
         key = (kind.name, canonical(params))
         while True:
             with self._lock:
-                found = self._entries.get(key)
+                found = self._memory_hit(key)
                 if found is not None:
-                    self._entries.move_to_end(key)
-                    self.hits += 1
                     return found
                 rendering = self._in_flight.get(key)
                 if rendering is None:
