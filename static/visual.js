@@ -1,5 +1,5 @@
-// Live controls for the visuals: when a control changes, ask /plots/<kind>.json for the new image URL
-// and alt text, then swap them in place. Without JavaScript the same controls submit a GET form.
+// Live controls for the visuals: when a control changes, ask /plots/<kind>.json for the new image URL,
+// size and alt text, then swap them in place. Without JavaScript the same controls submit a GET form.
 (function () {
   "use strict";
 
@@ -49,6 +49,9 @@
           }
           var body = result.body;
           image.src = body.src;
+          // The tag keeps the size of the figure it shows (more heads take a second row).
+          image.width = body.width;
+          image.height = body.height;
           image.alt = body.alt;
           altText.textContent = body.alt;
           if (caption && body.caption) caption.textContent = body.caption;

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import struct
 import subprocess
 import sys
 import textwrap
@@ -44,6 +45,21 @@ def csrf_token(html: str) -> str:
     match = CSRF_INPUT.search(html)
     assert match, "page has no CSRF token"
     return match.group(1)
+
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+SVG_SIZE = re.compile(rb'<svg [^>]*\bwidth="([0-9.]+)pt" height="([0-9.]+)pt"')
+
+
+def image_size(image: bytes) -> tuple[int, int]:
+    """The (width, height) a browser lays an image out at, in whole CSS pixels: a PNG's own pixels (read
+    from its IHDR chunk), or an SVG's width and height in points at 96 CSS pixels per inch."""
+    if image.startswith(PNG_SIGNATURE):
+        assert image[12:16] == b"IHDR", "the PNG does not start with its header chunk"
+        return struct.unpack(">II", image[16:24])
+    match = SVG_SIZE.search(image[:1000])
+    assert match, "neither a PNG nor an SVG sized in points"
+    return round(float(match.group(1)) * 96 / 72), round(float(match.group(2)) * 96 / 72)
 
 
 def answer_via_form(client, bank_id: str, question_id: str, values: list[str] | str):

@@ -126,6 +126,8 @@ def _image_state(page):
     return page.evaluate(
         "() => { const img = document.querySelector('.visual-image');"
         " return {src: img.getAttribute('src'), alt: img.alt, width: img.naturalWidth,"
+        " natural: [img.naturalWidth, img.naturalHeight],"
+        " stated: [Number(img.getAttribute('width')), Number(img.getAttribute('height'))],"
         " caption: document.querySelector('.visual-alt').textContent}; }")
 
 
@@ -141,6 +143,7 @@ def test_every_answer_page_shows_its_visual_and_the_controls_change_it(browser, 
         before = _image_state(page)
         assert before["width"] > 0, f"{question_id}: the image did not load"
         assert before["alt"] and before["alt"] == before["caption"]
+        assert before["stated"] == before["natural"], f"{question_id}: the <img> states another size"
         name, value = CONTROL_CHANGES[question_id]
         control = page.locator(f"#visual-{name}")
         assert page.locator(f'label[for="visual-{name}"]').count() == 1
@@ -155,8 +158,47 @@ def test_every_answer_page_shows_its_visual_and_the_controls_change_it(browser, 
         assert f"{name}={value}" in after["src"]
         assert after["alt"] != before["alt"], f"{question_id}: alt text did not follow the new numbers"
         assert after["alt"] == after["caption"]
+        assert after["stated"] == after["natural"], f"{question_id}: the size did not follow the new figure"
         assert f"{name}={value}" in page.url  # a reload keeps the student's settings
         page.screenshot(path=str(artifacts / f"visual-{question_id}.png"), full_page=True)
+    context.close()
+
+
+def _layout(page):
+    """Where the figure and the text under it are, and how wide the column is, in CSS pixels."""
+    return page.evaluate(
+        "() => { const img = document.querySelector('.visual-image');"
+        " const box = img.getBoundingClientRect();"
+        " return {width: box.width, height: box.height, column: img.parentElement.getBoundingClientRect().width,"
+        " below: document.querySelector('.visual-alt').getBoundingClientRect().top + window.scrollY}; }")
+
+
+@pytest.mark.parametrize("viewport", [{"width": 1100, "height": 900}, {"width": 375, "height": 812}])
+def test_the_page_keeps_the_images_space_while_it_loads_and_scales_it_to_the_screen(browser, live_server,
+                                                                                       artifacts, viewport):
+    context = browser.new_context(viewport=viewport)
+    page = context.new_page()
+    held = []
+    page.route("**/plots/*.png*", lambda route: held.append(route))  # held back, as on a slow link
+    page.goto(f"{live_server.url}/quiz/{SEED_BANK}/multi-head-subspaces")
+    _choose(page, "multi-head-subspaces", True)
+    page.click("button:has-text('Submit answer')")
+    page.wait_for_url("**/multi-head-subspaces/answer", wait_until="domcontentloaded")
+    _wait_until(page, "() => document.querySelector('.visual-alt') !== null")
+    while not held:
+        page.wait_for_timeout(50)
+    waiting = _layout(page)
+    assert page.evaluate("document.querySelector('.visual-image').naturalWidth") == 0  # not arrived yet
+    page.screenshot(path=str(artifacts / f"visual-loading-{viewport['width']}.png"), full_page=True)
+    for route in held:
+        route.continue_()
+    _wait_until(page, "() => document.querySelector('.visual-image').complete && "
+                      "document.querySelector('.visual-image').naturalWidth > 0")
+    loaded = _layout(page)
+    page.screenshot(path=str(artifacts / f"visual-loaded-{viewport['width']}.png"), full_page=True)
+    assert loaded == waiting  # nothing moved when the image arrived
+    assert loaded["width"] == min(760, loaded["column"])  # its own size, or the column's width on a phone
+    assert loaded["height"] == pytest.approx(loaded["width"] * 390 / 760, abs=1)  # not stretched
     context.close()
 
 

@@ -17,7 +17,7 @@ from werkzeug.security import check_password_hash, generate_password_hash
 
 from app import create_app, db
 from app.instructor.export import guard_cell
-from conftest import answer_via_form, csrf_token
+from conftest import answer_via_form, csrf_token, image_size
 
 PASSWORD = "correct horse battery"
 PASSWORD_HASH = generate_password_hash(PASSWORD, method="pbkdf2:sha256:1000")  # cheap, for tests only
@@ -332,11 +332,14 @@ def test_bank_page_shows_attempts_facility_discrimination_and_picks(classroom, c
 def test_charts_have_alt_text_shown_on_the_page_from_the_same_numbers(classroom, client):
     sign_in(client)
     html = client.get(f"/instructor/banks/{BANK}").get_data(as_text=True)
-    figures = re.findall(r'<img class="chart-image" src="([^"]+)" alt="([^"]+)">\s*<figcaption><p class="chart-alt">([^<]+)</p>',
-                         html)
+    images = re.findall(r'<img class="chart-image" src="([^"]+)" width="(\d+)" height="(\d+)" alt="([^"]+)">\s*'
+                        r'<figcaption><p class="chart-alt">([^<]+)</p>', html)
+    figures = [(src, alt, caption) for src, _, _, alt, caption in images]
     assert len(figures) == 5  # the histogram and one chart per question
     for _, alt, caption in figures:
         assert alt == caption
+    for src, width, height, _, _ in images:  # the page keeps each chart's space before it arrives
+        assert image_size(client.get(src).data) == (int(width), int(height)), src
     histogram_alt = figures[0][1]
     # Totals / 4: 1.0, 0.875, 0.5, 0.375, 0.25, 0.5
     assert "6 finished attempts, mean score 58%" in histogram_alt

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from app.visuals import KINDS, get_kind
-from conftest import SEED_BANK, answer_via_form
+from conftest import SEED_BANK, answer_via_form, image_size
 from test_seed import EXPECTED
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -112,10 +112,12 @@ def test_unknown_kind_or_wrong_extension_is_404(client):
 def test_each_answer_page_shows_its_visual_with_alt_text_and_controls(client, question_id):
     response = answer_via_form(client, SEED_BANK, question_id, _first_answer(EXPECTED[question_id][0]))
     html = client.get(response.location).get_data(as_text=True)
-    image = re.search(r'<img class="visual-image" src="([^"]+)" alt="([^"]+)">', html)
+    image = re.search(r'<img class="visual-image" src="([^"]+)" width="(\d+)" height="(\d+)" alt="([^"]+)">', html)
     assert image, "no visual on the answer page"
-    src, alt = image.group(1).replace("&amp;", "&"), image.group(2)
-    assert client.get(src).status_code == 200
+    src, alt = image.group(1).replace("&amp;", "&"), image.group(4)
+    served = client.get(src)
+    assert served.status_code == 200
+    assert image_size(served.data) == (int(image.group(2)), int(image.group(3)))  # its space is kept for it
     assert f'<p class="visual-alt">{alt}</p>' in html  # the alt text is also shown under the figure
     assert '<form class="visual-controls" method="get"' in html
     assert re.search(r'<label for="visual-[a-z_]+">', html)

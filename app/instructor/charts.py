@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ..plots.sizes import pixel_size
+
 
 def _colours() -> tuple[tuple, tuple]:
     """(highlight, plain): two ends of the colour-vision-safe map, far apart in lightness; correct bars
@@ -42,6 +44,16 @@ class CountChart:
     def alt(self) -> str:
         return alt_text(self)
 
+    @property
+    def inches(self) -> tuple[float, float]:
+        """The figure's (width, height): a fixed width, and a row of 0.42 inch per bar."""
+        return 6.4, 1.2 + 0.42 * max(len(self.labels), 1)
+
+    @property
+    def size(self) -> tuple[int, int]:
+        """The PNG's (width, height) in pixels, for the page's <img> tag, without drawing."""
+        return pixel_size(self.inches)
+
 
 def alt_text(chart: CountChart) -> str:
     parts = []
@@ -65,7 +77,7 @@ def render_png(chart: CountChart) -> bytes:
 
     highlight_colour, plain_colour = _colours()
     bars = len(chart.labels)
-    figure = new_figure(6.4, 1.2 + 0.42 * max(bars, 1))
+    figure = new_figure(*chart.inches)
     ax = figure.add_subplot()
     positions = range(bars)
     colours = [highlight_colour if h else plain_colour for h in chart.highlighted]

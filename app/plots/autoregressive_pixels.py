@@ -14,6 +14,7 @@ from matplotlib.ticker import MaxNLocator
 
 from .describe import autoregressive_pixels_alt
 from .figure import SEQUENTIAL, cell_labels, new_figure
+from .sizes import AUTOREGRESSIVE_PIXELS_INCHES
 
 _VIRIDIS = matplotlib.colormaps[SEQUENTIAL]
 FUTURE_COLOUR = (1.0, 1.0, 1.0, 1.0)  # blank: not generated yet, masked out
@@ -32,7 +33,7 @@ def draw_autoregressive_pixels(result) -> tuple[Figure, str]:
     height, width, index = result.height, result.width, result.index
     pixels = height * width
 
-    figure = new_figure(7.6, 4.4, layout="grid")
+    figure = new_figure(*AUTOREGRESSIVE_PIXELS_INCHES, layout="grid")
     grid_ax, mask_ax = figure.subplots(1, 2)
 
     # (a) 0 = future (masked), 1 = may attend, 2 = the chosen pixel.

@@ -10,6 +10,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, NullFormatter, NullLocator
 
 from .figure import SEQUENTIAL, new_figure
+from .sizes import COMPLEXITY_INCHES
 
 _VIRIDIS = matplotlib.colormaps[SEQUENTIAL]
 TOTAL_COLOUR = _VIRIDIS(0.05)
@@ -40,7 +41,7 @@ def _size_axis(ax, sizes: np.ndarray) -> None:
 
 
 def draw_complexity(result) -> tuple[Figure, str]:
-    figure = new_figure(7.6, 3.8, layout="grid")
+    figure = new_figure(*COMPLEXITY_INCHES, layout="grid")
     count_ax, time_ax = figure.subplots(1, 2)
     d, l, max_n = result.d, result.l, result.max_n
 

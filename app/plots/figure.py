@@ -29,6 +29,7 @@ from PIL import Image
 
 from .describe import symmetric_limit  # noqa: F401  (re-exported: plots import it from here)
 from .layout import GridLayout
+from .sizes import DPI
 
 # Colour-vision-safe, perceptually uniform maps only.
 SEQUENTIAL = "viridis"
@@ -37,8 +38,6 @@ DIVERGING = "coolwarm"  # for signed values (projections, encodings), with a sym
 
 # Text drawing goes through process-wide font caches; serialising renders keeps them consistent.
 RENDER_LOCK = threading.Lock()
-
-DPI = 100
 
 
 try:  # matplotlib >= 3.10 lays text out and renders it glyph by glyph, which the cache below follows

@@ -17,6 +17,7 @@ from .describe import (
     head_split_alt,
 )
 from .figure import SEQUENTIAL, new_figure
+from .sizes import HEAD_SPLIT_INCHES
 
 # Diagram coordinates: x in [0, 100], y in [0, 64]; bars span BAR_LEFT..BAR_RIGHT.
 BAR_LEFT, BAR_RIGHT = 21.0, 96.5
@@ -71,7 +72,7 @@ def draw_head_split(result) -> tuple[Figure, str]:
     width_out, height_out = result.output_projection_shape
     colours = head_colours(h)
 
-    figure = new_figure(7.6, 4.4, layout="none")  # the diagram places every label itself, in axes coordinates
+    figure = new_figure(*HEAD_SPLIT_INCHES, layout="none")  # the diagram places every label itself, in axes coordinates
     ax = figure.add_axes((0.0, 0.0, 1.0, 1.0))
     ax.set_xlim(0, 100)
     ax.set_ylim(0, 64)

@@ -11,6 +11,7 @@ from matplotlib.figure import Figure
 from .describe import long_range_alt, long_range_marks
 from .describe import steps_text as _steps
 from .figure import SEQUENTIAL, new_figure
+from .sizes import LONG_RANGE_INCHES
 
 _COLOURS = matplotlib.colormaps[SEQUENTIAL]
 RNN_COLOUR = _COLOURS(0.15)
@@ -18,7 +19,7 @@ ATTENTION_COLOUR = _COLOURS(0.62)
 
 
 def draw_long_range(result) -> tuple[Figure, str]:
-    figure = new_figure(7.6, 3.6, layout="grid")
+    figure = new_figure(*LONG_RANGE_INCHES, layout="grid")
     path_ax, steps_ax = figure.subplots(1, 2)
 
     k, rnn_path, attention_path, n, rnn_steps, attention_steps = long_range_marks(result)

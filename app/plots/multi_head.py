@@ -15,15 +15,9 @@ from matplotlib.transforms import Affine2D
 from .describe import multi_head_alt
 from .figure import cell_labels, contrasting_colours, heatmap, new_figure
 from .results import MultiHeadResult
+from .sizes import head_grid, multi_head_inches
 
 MASKED_COLOUR = "#d9d9d9"
-
-
-def _grid(num_heads: int) -> tuple[int, int]:
-    """(rows, columns) of heatmaps: one row up to 3 heads, then two rows."""
-    if num_heads <= 3:
-        return 1, num_heads
-    return 2, (num_heads + 1) // 2
 
 
 def _annotate(ax: Axes, weights: np.ndarray, mask: np.ndarray | None, image) -> None:
@@ -45,8 +39,8 @@ def _hatch_masked(ax: Axes, mask: np.ndarray) -> None:
 
 def draw_multi_head(result: MultiHeadResult) -> tuple[Figure, str]:
     num_heads, n, _ = result.weights.shape
-    rows, columns = _grid(num_heads)
-    figure = new_figure(7.6, 3.9 if rows == 1 else 6.0, layout="grid")
+    rows, columns = head_grid(num_heads)
+    figure = new_figure(*multi_head_inches(num_heads), layout="grid")
     axes = figure.subplots(rows, columns, squeeze=False)
     # Numbers in the cells only while a cell is at least about 0.3 inch wide.
     annotate = columns * n <= 20

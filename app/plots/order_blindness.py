@@ -10,11 +10,12 @@ from matplotlib.figure import Figure
 from .describe import format_difference, order_blindness_alt
 from .figure import DIVERGING, heatmap, new_figure, symmetric_limit
 from .results import OrderBlindnessResult
+from .sizes import ORDER_BLINDNESS_INCHES
 
 
 def draw_order_blindness(result: OrderBlindnessResult) -> tuple[Figure, str]:
     limit = symmetric_limit(result.output, result.permuted_output, result.difference)
-    figure = new_figure(7.6, 3.8, layout="grid")
+    figure = new_figure(*ORDER_BLINDNESS_INCHES, layout="grid")
     axes = figure.subplots(1, 3)
     n, d_model = result.output.shape
     label_every = 1 if d_model <= 16 else 8 if d_model <= 32 else 16  # keep the column numbers apart

@@ -11,6 +11,7 @@ from matplotlib.ticker import MaxNLocator
 
 from .describe import format_small, position_encoding_alt
 from .figure import DIVERGING, SEQUENTIAL, new_figure
+from .sizes import POSITION_ENCODING_INCHES
 
 BEYOND_SHADE = "0.85"
 
@@ -26,7 +27,7 @@ def draw_position_encoding(result) -> tuple[Figure, str]:
     train_length = result.train_length
     colours = matplotlib.colormaps[SEQUENTIAL]
 
-    figure = new_figure(7.6, 5.4, layout="grid")
+    figure = new_figure(*POSITION_ENCODING_INCHES, layout="grid")
     (heat_ax, wave_ax), (dot_ax, unique_ax) = figure.subplots(2, 2)
 
     # (a) sin/cos values lie in [-1, 1]: that true range, centred on zero, fixes the diverging map.

@@ -11,6 +11,7 @@ from matplotlib.figure import Figure
 from .describe import qkv_alt, qkv_limit
 from .figure import DIVERGING, heatmap, new_figure
 from .results import QkvResult
+from .sizes import QKV_PROJECTIONS_INCHES
 
 
 def _shape(array: np.ndarray) -> str:
@@ -21,7 +22,7 @@ def draw_qkv_projections(result: QkvResult) -> tuple[Figure, str]:
     n, d_model = result.x.shape
     d_k = result.q.shape[1]
     limit = qkv_limit(result)
-    figure = new_figure(7.6, 5.0, layout="grid")
+    figure = new_figure(*QKV_PROJECTIONS_INCHES, layout="grid")
     # Panel widths follow the matrix widths, kept between one and two product panels for X (room
     # for its title; most of the width for the products) and at least 4 columns for the others.
     product_width = max(d_k, 4)

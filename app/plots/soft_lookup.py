@@ -10,10 +10,11 @@ from matplotlib.figure import Figure
 from .describe import format_temperature, soft_lookup_alt
 from .figure import heatmap, new_figure
 from .results import SoftLookupResult
+from .sizes import SOFT_LOOKUP_INCHES
 
 
 def draw_soft_lookup(result: SoftLookupResult) -> tuple[Figure, str]:
-    figure = new_figure(7.6, 5.0, layout="grid")
+    figure = new_figure(*SOFT_LOOKUP_INCHES, layout="grid")
     axes = figure.subplot_mosaic(
         [["soft", "hard"], ["soft_output", "hard_output"]],
         height_ratios=[1, 1],

@@ -16,6 +16,8 @@ from pydantic import (
     ValidationError,
 )
 
+from app.plots.sizes import pixel_size
+
 
 def _fits_the_tokenizer(text: str) -> str:
     from app.engine.toy import MAX_TOKENS, tokenize
@@ -90,6 +92,16 @@ class VisualKind:
     controls: ClassVar[tuple[Control, ...]] = ()
     learn: ClassVar[str] = ""  # a path + anchor under /learn, e.g. "/learn/attention#soft-lookup"
     format: ClassVar[Literal["png", "svg"]] = "png"
+    inches: ClassVar[tuple[float, float]]  # the figure's (width, height), from app.plots.sizes, as drawn
+
+    def figure_inches(self, params: VisualParams) -> tuple[float, float]:
+        """The (width, height) in inches of the figure `render(params)` draws. A kind whose size depends
+        on its params overrides this with the function of app.plots.sizes its draw function calls."""
+        return self.inches
+
+    def size(self, params: VisualParams) -> tuple[int, int]:
+        """The image's (width, height) in CSS pixels, for the page's <img> tag, without drawing."""
+        return pixel_size(self.figure_inches(params), self.format)
 
     def parse(self, values: dict[str, Any]) -> VisualParams:
         """Validate params from YAML or a query string (strings are coerced). Raises ValidationError."""

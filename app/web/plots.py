@@ -1,5 +1,5 @@
 """Rendered visuals over HTTP: `/plots/<kind>.png|svg?<params>` for the image and
-`/plots/<kind>.json?<params>` for its URL and alt text (used by the live controls).
+`/plots/<kind>.json?<params>` for its URL, size and alt text (used by the live controls).
 """
 
 from __future__ import annotations
@@ -47,9 +47,12 @@ def describe(kind_name: str):
     if cache.peek(kind, params) is None:
         check_plot_render()
     description = cache.describe(kind, params, before_render=charge_plot_render)
+    width, height = kind.size(params)
     return jsonify({
         "kind": kind.name,
         "src": url_for("plots.image", kind_name=kind.name, ext=kind.format, **query_values(params)),
+        "width": width,
+        "height": height,
         "alt": description.alt,
         "caption": description.caption,
         "params": params.model_dump(mode="json"),

@@ -24,6 +24,8 @@ class VisualView:
     params: VisualParams
     description: Description  # alt text and caption, the same the drawn figure carries
     src: str
+    width: int  # the image's size in CSS pixels, known before it is drawn: the <img> reserves its space
+    height: int
     json_url: str
     error: str | None
     learn: str
@@ -61,11 +63,14 @@ def visual_view(kind_name: str, base: Mapping | None, args: Mapping[str, list[st
             params, error, status = base_params, f"{problem.message} The plot shows the question's own values instead.", 429
     if description is None:
         description = cache.describe(kind, params)  # the page's own figure: the same for everyone
+    width, height = kind.size(params)
     return VisualView(
         kind=kind,
         params=params,
         description=description,
         src=url_for("plots.image", kind_name=kind.name, ext=kind.format, **query_values(params)),
+        width=width,
+        height=height,
         json_url=url_for("plots.describe", kind_name=kind.name),
         error=error,
         learn=learn or kind.learn,

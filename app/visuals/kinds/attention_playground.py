@@ -8,6 +8,7 @@ from __future__ import annotations
 from pydantic import Field, model_validator
 
 from app.engine.toy import MAX_TOKENS
+from app.plots.sizes import multi_head_inches
 
 from .. import register
 from ..base import Control, Description, OnOff, Rendered, Sentence, VisualKind, VisualParams
@@ -56,6 +57,9 @@ class AttentionPlaygroundKind(VisualKind):
                 choices=(("off", "off"), ("on", "on"))),
     )
     learn = "/learn/attention#playground"
+
+    def figure_inches(self, params: AttentionPlaygroundParams) -> tuple[float, float]:
+        return multi_head_inches(params.num_heads)  # drawn by draw_multi_head, sized by the heads
 
     def render(self, params: AttentionPlaygroundParams) -> Rendered:
         # Drawing imports matplotlib (about a second): only when a figure is drawn.

@@ -11,6 +11,7 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from app.engine import causal_mask
+from app.plots.sizes import AUTOREGRESSIVE_PIXELS_INCHES
 
 from .. import register
 from ..base import Control, Description, Rendered, VisualKind, VisualParams
@@ -78,6 +79,7 @@ class AutoregressivePixelsKind(VisualKind):
                 help="Must be below the image width."),
     )
     learn = "/learn/attention#autoregressive"
+    inches = AUTOREGRESSIVE_PIXELS_INCHES
 
     def render(self, params: AutoregressivePixelsParams) -> Rendered:
         # Drawing imports matplotlib (about a second): only when a figure is drawn.

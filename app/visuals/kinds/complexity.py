@@ -13,6 +13,7 @@ import numpy as np
 from pydantic import Field
 
 from app.engine import attention_flops, scaled_dot_product_attention
+from app.plots.sizes import COMPLEXITY_INCHES
 
 from .. import register
 from ..base import Control, Rendered, VisualKind, VisualParams
@@ -133,6 +134,7 @@ class ComplexityKind(VisualKind):
         Control("max_n", "Largest sequence length N (= M)", "int", min=16, max=2048, step=1),
     )
     learn = "/learn/complexity"
+    inches = COMPLEXITY_INCHES
 
     def render(self, params: ComplexityParams) -> Rendered:
         # Drawing imports matplotlib (about a second): only when a figure is drawn.

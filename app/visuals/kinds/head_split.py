@@ -11,6 +11,7 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from app.engine import merge_heads, split_heads
+from app.plots.sizes import HEAD_SPLIT_INCHES
 
 from .. import register
 from ..base import Control, Description, Rendered, VisualKind, VisualParams
@@ -69,6 +70,7 @@ class HeadSplitKind(VisualKind):
     )
     learn = "/learn/attention#head-split"
     format = "svg"
+    inches = HEAD_SPLIT_INCHES
 
     def render(self, params: HeadSplitParams) -> Rendered:
         # Drawing imports matplotlib (about a second): only when a figure is drawn.

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 import numpy as np
 from pydantic import Field, model_validator
 
+from app.plots.sizes import LONG_RANGE_INCHES
+
 from .. import register
 from ..base import Control, Description, Rendered, VisualKind, VisualParams
 
@@ -89,6 +91,7 @@ class LongRangeKind(VisualKind):
         Control("max_distance", "Largest distance plotted", "int", min=2, max=512, step=1),
     )
     learn = "/learn/attention#long-range"
+    inches = LONG_RANGE_INCHES
 
     def render(self, params: LongRangeParams) -> Rendered:
         # Drawing imports matplotlib (about a second): only when a figure is drawn.

@@ -20,6 +20,7 @@ from app.engine.toy import (
     unknown_words,
 )
 from app.plots.results import MultiHeadResult
+from app.plots.sizes import multi_head_inches
 
 from .. import register
 from ..base import Control, Description, Rendered, Sentence, VisualKind, VisualParams
@@ -114,6 +115,9 @@ class MultiHeadKind(VisualKind):
         Control("sentence", f"Sentence (up to {MAX_TOKENS} words)", "text", max_length=80),
     )
     learn = "/learn/attention#multi-head"
+
+    def figure_inches(self, params: MultiHeadParams) -> tuple[float, float]:
+        return multi_head_inches(params.num_heads)  # draw_multi_head sizes its figure by the heads
 
     def render(self, params: MultiHeadParams) -> Rendered:
         # Drawing imports matplotlib (about a second): only when a figure is drawn.

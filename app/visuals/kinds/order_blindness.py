@@ -13,6 +13,7 @@ from pydantic import Field
 from app.engine import sinusoidal_positional_encoding
 from app.engine.toy import MAX_TOKENS, averaging_self_attention, embed, tokenize, unknown_words
 from app.plots.results import OrderBlindnessResult
+from app.plots.sizes import ORDER_BLINDNESS_INCHES
 
 from .. import register
 from ..base import Control, Description, OnOff, Rendered, Sentence, VisualKind, VisualParams
@@ -95,6 +96,7 @@ class OrderBlindnessKind(VisualKind):
         Control("sentence", f"Sentence (up to {MAX_TOKENS} words)", "text", max_length=80),
     )
     learn = "/learn/position-encoding#order"
+    inches = ORDER_BLINDNESS_INCHES
 
     def render(self, params: OrderBlindnessParams) -> Rendered:
         # Drawing imports matplotlib (about a second): only when a figure is drawn.

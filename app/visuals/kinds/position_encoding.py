@@ -11,6 +11,7 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from app.engine import sinusoidal_positional_encoding
+from app.plots.sizes import POSITION_ENCODING_INCHES
 
 from .. import register
 from ..base import Control, Description, Rendered, VisualKind, VisualParams
@@ -103,6 +104,7 @@ class PositionEncodingKind(VisualKind):
                 min=1, max=512, step=1, help="At most the number of positions shown."),
     )
     learn = "/learn/position-encoding#sinusoidal"
+    inches = POSITION_ENCODING_INCHES
 
     def render(self, params: PositionEncodingParams) -> Rendered:
         # Drawing imports matplotlib (about a second): only when a figure is drawn.

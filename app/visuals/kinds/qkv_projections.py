@@ -9,6 +9,7 @@ from pydantic import Field
 
 from app.engine.toy import MAX_TOKENS, column_names, embed, project_qkv, tokenize, unknown_words
 from app.plots.results import QkvResult
+from app.plots.sizes import QKV_PROJECTIONS_INCHES
 
 from .. import register
 from ..base import Control, Description, Rendered, Sentence, VisualKind, VisualParams
@@ -56,6 +57,7 @@ class QkvProjectionsKind(VisualKind):
         Control("sentence", f"Sentence (up to {MAX_TOKENS} words)", "text", max_length=80),
     )
     learn = "/learn/attention#projections"
+    inches = QKV_PROJECTIONS_INCHES
 
     def render(self, params: QkvProjectionsParams) -> Rendered:
         # Drawing imports matplotlib (about a second): only when a figure is drawn.

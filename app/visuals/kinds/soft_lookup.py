@@ -10,6 +10,7 @@ from pydantic import Field, field_validator
 from app.engine import hard_attention, scaled_dot_product_attention
 from app.engine.toy import FEATURE_COUNT, FEATURE_INDEX, embed, tokenize, unknown_words
 from app.plots.results import SoftLookupResult
+from app.plots.sizes import SOFT_LOOKUP_INCHES
 
 from .. import register
 from ..base import Control, Description, Rendered, VisualKind, VisualParams
@@ -80,6 +81,7 @@ class SoftLookupKind(VisualKind):
                 help="The dictionary's keys; each key's value is its animal/person/vehicle/place/nature features."),
     )
     learn = "/learn/attention#soft-lookup"
+    inches = SOFT_LOOKUP_INCHES
 
     def render(self, params: SoftLookupParams) -> Rendered:
         # Drawing imports matplotlib (about a second): only when a figure is drawn.
