@@ -9,7 +9,8 @@ PORT   ?= 5000
 
 .PHONY: run test venv system-deps clean
 
-$(BIN)/.installed: pyproject.toml
+# setup.py and the C source: the editable install builds the engine's kernel in place.
+$(BIN)/.installed: pyproject.toml setup.py app/engine/_fastsoftmax.c
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[test]"
@@ -21,10 +22,11 @@ run: venv
 	$(BIN)/flask --app app run --host $(HOST) --port $(PORT)
 
 system-deps:
-	./scripts/ensure-test-deps
+	PYTHON=$(PYTHON) ./scripts/ensure-test-deps
 
-test: venv system-deps
+# system-deps first: it brings the C compiler the install uses for the engine's kernel.
+test: system-deps venv
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info
+	rm -rf $(VENV) build dist *.egg-info app/engine/_fastsoftmax.*.so

@@ -21,6 +21,14 @@ def _ours(n: int, d_model: int, num_heads: int):
     return lambda: mha(x)
 
 
+def _ours_numpy(n: int, d_model: int, num_heads: int):
+    """Ours with every softmax in NumPy, as where the C kernel is not built (e.g. the Docker image)."""
+    import app.engine.attention
+
+    app.engine.attention.use_kernel = False
+    return _ours(n, d_model, num_heads)
+
+
 def _torch(n: int, d_model: int, num_heads: int):
     import numpy as np
     import torch
@@ -89,7 +97,7 @@ def _naive(kind_name: str, *_):
     return naive_render(kind_name)
 
 
-FACTORIES = {"ours": _ours, "torch": _torch, "sgemm": _sgemm, "render": _render, "render-no-layout": _render_no_layout,
+FACTORIES = {"ours": _ours, "ours-numpy": _ours_numpy, "torch": _torch, "sgemm": _sgemm, "render": _render, "render-no-layout": _render_no_layout,
              "naive": _naive}
 
 

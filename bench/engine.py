@@ -61,6 +61,8 @@ def run(rounds: int = 15, quick: bool = False) -> dict:
         side = sgemm_size(flops)
         workers = {"ours": Worker("ours", n, d_model, num_heads), "torch": Worker("torch", n, d_model, num_heads),
                    "sgemm": Worker("sgemm", side),
+                   # For information: without the C softmax kernel (not built, e.g. the Docker image).
+                   "ours, NumPy softmax": Worker("ours-numpy", n, d_model, num_heads),
                    # For information: the container runs with one OpenBLAS thread per worker process.
                    "ours, 1 BLAS thread": Worker("ours", n, d_model, num_heads, env={"OPENBLAS_NUM_THREADS": "1"}),
                    # Like for like on one core: no thread hand-offs, no waiting on the other core's tenants.
@@ -81,6 +83,7 @@ def run(rounds: int = 15, quick: bool = False) -> dict:
             "ratio": timed.ratio("ours", "torch"),
             "ratio_iqr": timed.ratio_spread("ours", "torch"),
             "single_blas_ratio": timed.ratio("ours, 1 BLAS thread", "torch"),
+            "numpy_softmax_ratio": timed.ratio("ours, NumPy softmax", "torch"),
             "single_thread_ratio": timed.ratio("ours, 1 BLAS thread", "torch, 1 thread"),
             "gflops": float(np.median(ours_gflops)),
             "sgemm_gflops": float(np.median(sgemm_gflops)),

@@ -26,8 +26,20 @@ def describe() -> dict:
         "environment": {name: os.environ.get(name, "(unset)") for name in BLAS_VARIABLES},
         "blas": _blas(),
         "wrk": _wrk_version(),
+        "engine_softmax": _engine_softmax(),
     }
     return info
+
+
+def _engine_softmax() -> str:
+    """Whether the engine's float32 softmaxes run in its C kernel here (docs/engine.md)."""
+    from app.engine import attention
+
+    if attention.use_kernel:
+        return "the C kernel (app/engine/_fastsoftmax.c, AVX2 and FMA)"
+    if attention._fastsoftmax is None:
+        return "NumPy (the C kernel is not built)"
+    return "NumPy (the C kernel is built, but this CPU lacks AVX2 or FMA)"
 
 
 def _cpu_model() -> str:

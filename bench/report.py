@@ -94,6 +94,7 @@ def write(results: dict, out: str) -> None:
         f"| Python / NumPy / matplotlib | {m['python']} / {m['numpy']} / {m['matplotlib']} |",
         f"| torch | {m['torch']} |",
         f"| NumPy's BLAS (threadpoolctl) | {'; '.join(m['blas'])} |",
+        f"| the engine's float32 softmax | {m.get('engine_softmax', 'NumPy (before the C kernel)')} |",
         f"| BLAS environment (left as CI has it) | "
         + ", ".join(f"`{k}`={v}" for k, v in m["environment"].items()) + " |",
         f"| kernel / wrk | {m['kernel']} / {m['wrk']} |",
@@ -126,8 +127,8 @@ def _engine_section(engine) -> list[str]:
         "average_attn_weights=False` under `no_grad`, so both return the output and the per-head weights.",
         "",
         "| N, d_model, heads | ours | torch | ours / torch | IQR | ours GFLOP/s | sgemm GFLOP/s (side) | ours / sgemm "
-        "| ours with 1 BLAS thread / torch | both on 1 thread |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| ours with 1 BLAS thread / torch | both on 1 thread | ours without the C kernel / torch |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in engine["sizes"]:
         n, d, h = row["size"]
@@ -135,12 +136,15 @@ def _engine_section(engine) -> list[str]:
                      f"{row['ratio_iqr'][0]:.2f}–{row['ratio_iqr'][1]:.2f} | {row['gflops']:.1f} | "
                      f"{row['sgemm_gflops']:.1f} ({row['sgemm_side']}) | {row['of_sgemm']:.2f} | "
                      f"{row['single_blas_ratio']:.2f}× | "
-                     + (f"{row['single_thread_ratio']:.2f}× |" if "single_thread_ratio" in row else "– |"))
+                     + (f"{row['single_thread_ratio']:.2f}× |" if "single_thread_ratio" in row else "– |")
+                     + (f" {row['numpy_softmax_ratio']:.2f}× |" if "numpy_softmax_ratio" in row else " – |"))
     lines += ["", gflops_note() + " The second-to-last column (for information, not a goal) runs ours with "
               "`OPENBLAS_NUM_THREADS=1`, as the container does (one BLAS thread per gunicorn worker), "
               "against torch with its default threads; the one after it runs both on one thread "
               "(`OPENBLAS_NUM_THREADS=1` for ours, `OMP_NUM_THREADS=1` and `MKL_NUM_THREADS=1` for torch), "
-              "which takes thread hand-offs and the second core's other tenants out of the comparison.", ""]
+              "which takes thread hand-offs and the second core's other tenants out of the comparison. The last "
+              "column runs ours with every softmax in NumPy, as where the engine's optional C softmax kernel is "
+              "not built (the Docker image has no compiler; see docs/engine.md).", ""]
     scaling = engine["scaling"]
     lines += [
         f"**Scaling in N** (d_model 256, 8 heads): fitted exponent over the larger half of N = "
@@ -259,28 +263,32 @@ def _done_section(results: dict) -> list[str]:
     return [
         "## What was done, and what is left",
         "",
-        "**Engine** (`app/engine/attention.py`, `app/engine/multihead.py`). Profiling the large sizes puts "
-        "the difference in the softmax, and within it in `exp`: NumPy's float32 `exp` (its AVX2 loop) costs "
-        "about 1.5× torch's per element on this CPU (about 2 ns in cache), so the N=1024 forward's 8.4M "
-        "exps alone take some 15–20 ms of one core, where torch spreads a fused softmax over both. (1) The "
-        "max subtraction only guards exp against overflow, so when the Cauchy–Schwarz bound "
-        "max‖q_i‖·max‖k_j‖/sqrt(d) on every score is at most 64 (checked per call, O(N·d)) the softmax "
-        "skips it: three passes (exp, sum, multiply by the reciprocal) instead of five, with every exp a "
-        "normal float; the weights agree with the shifted softmax to a few ulps, masks and fully masked "
-        "rows behave as before, and scores beyond the bound (large inputs, low temperature) keep the shift. "
-        "(2) Single-threaded softmaxes also run in 256 KiB row blocks that stay in L2. (3) Small "
+        "**Engine** (`app/engine/attention.py`, `app/engine/multihead.py`, `app/engine/_fastsoftmax.c`). "
+        "Profiling the large sizes put the difference in the softmax, and within it in `exp`: NumPy's float32 "
+        "`exp` (its AVX2 loop) costs about 1.5–2 ns per element on this CPU, 1.5× torch's, and a NumPy "
+        "softmax is five passes over the scores, so the N=1024 forward's 8.4M scores took 18–30 ms of one "
+        "core, where torch runs a fused softmax on both. Pure-NumPy measures came first: (1) the max "
+        "subtraction only guards exp against overflow, so when the Cauchy–Schwarz bound "
+        "max‖q_i‖·max‖k_j‖/sqrt(d) on every score is at most 64 the NumPy softmax skips it (three passes "
+        "instead of five); (2) softmaxes run in 256 KiB row blocks that stay in L2; (3) small "
         "self-attention (under 16K scores) takes a shorter path with fewer NumPy and Python calls, "
-        "bit-identical to the general one. " + engine_text + "Tried and dropped, measured: numexpr 2.14 "
-        "(PyPI's wheels have no VML, and its float32 exp ran at 4–5 ns per element on one thread, slower "
-        "than NumPy's), numba 0.68 (`math.exp` compiles to scalar `expf`, 1.3× slower than NumPy's "
-        "softmax; fast only with a hand-written polynomial exp or Intel's SVML, for some 200 MB of "
-        "llvmlite and a 1.6 s compile on the first call), scores, softmax and weights·V fused per tile of "
-        "rows (the small matmuls lose more than the cache saves), each head start to finish (bit-identical, "
-        "no gain), and a threaded softmax at N=256 (slower: the hand-off and OpenBLAS's spinning threads). "
-        "What is left at the large sizes is NumPy's exp on one core: a faster vectorised exp needs a "
-        "compiled kernel (numba with SVML, or C), which the gain does not yet justify as a dependency. On a "
-        "busy machine a multi-threaded BLAS call can also wait a scheduler tick for its second thread, in "
-        "both libraries, which is what the wide IQRs show.",
+        "bit-identical to the general one. That left N=256 and N=1024 at 1.4–1.6× torch. (4) So float32 "
+        "softmaxes now go to a small optional C kernel, `app/engine/_fastsoftmax.c`: per row, in the L1 "
+        "cache, the max, then `exp(x − max)` stored and summed, then a multiplication by the reciprocal, "
+        "eight numbers at a time with AVX2 and FMA, with Cephes' polynomial `expf` (within 2 ulp), at under "
+        "1 ns per number, releasing the GIL. It keeps the NumPy path's rules (masked keys exactly 0, an "
+        "all-masked row all 0, NaN rows left to NumPy), `tests/test_fastsoftmax.py` holds it to a float64 "
+        "softmax (5e-6 relative) and to the NumPy path, and every engine test runs with it and without. It "
+        "is optional: `setup.py` builds it when a C compiler is there, and the engine falls back to NumPy "
+        "otherwise (the table's last column). " + engine_text + "Tried and dropped, measured: numexpr 2.14 "
+        "(PyPI's wheels have no VML, and its float32 exp ran at 4–5 ns per element on one thread), numba "
+        "0.68 (PyPI's llvmlite has no SVML, so `math.exp` compiles to scalar `expf`; some 200 MB and a "
+        "1.6 s first compile), a polynomial exp in NumPy ufunc passes (some 13 passes: slower than "
+        "`np.exp`), scores, softmax and weights·V fused per tile of rows, each head start to finish on its "
+        "own thread with one BLAS thread (no gain: on this machine two threads doing exp get only about "
+        "1.3× one), and a threaded softmax at N=256 (slower: the hand-off and OpenBLAS's spinning threads). "
+        "On a busy machine a multi-threaded BLAS call can also wait a scheduler tick for its second thread, "
+        "in both libraries, which is what the wide IQRs show.",
         "",
         "**Plots** (`app/plots/layout.py`, `app/plots/figure.py`). An earlier round (one Agg renderer shared "
         "per pixel size, so text metrics are cached across renders; the layout run once instead of twice; "

@@ -28,6 +28,19 @@ from app.engine import (
 )
 
 FAST = settings(deadline=None, max_examples=30)
+
+
+@pytest.fixture(autouse=True, scope="module", params=["C kernel", "NumPy"])
+def softmax_path(request):
+    """Every test here runs twice: float32 softmaxes by the C kernel, and all by NumPy."""
+    import app.engine.attention as attention_module
+
+    built = attention_module.use_kernel
+    if request.param == "C kernel" and not built:
+        pytest.skip("the engine's C kernel is not built here (tests/test_fastsoftmax.py says why)")
+    attention_module.use_kernel = request.param == "C kernel"
+    yield request.param
+    attention_module.use_kernel = built
 seeds = st.integers(min_value=0, max_value=2**32 - 1)
 
 

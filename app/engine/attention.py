@@ -14,6 +14,15 @@ import numpy as np
 
 from ._arrays import as_float_arrays, check_count
 
+try:  # The optional C kernel (app/engine/_fastsoftmax.c); without it NumPy does every softmax.
+    from . import _fastsoftmax
+except ImportError:  # not built: no compiler at install time, or another architecture
+    _fastsoftmax = None
+
+# Whether float32 softmaxes along the last axis go to the kernel: built, and this CPU has AVX2 and
+# FMA. Tests and the benchmark switch it off to compare with the NumPy path.
+use_kernel = _fastsoftmax is not None and _fastsoftmax.supported()
+
 
 def softmax(x, axis: int = -1) -> np.ndarray:
     """softmax(x)_j = exp(x_j - max x) / sum_k exp(x_k - max x), along ``axis``.
@@ -32,6 +41,9 @@ def softmax(x, axis: int = -1) -> np.ndarray:
             "softmax input contains NaN or +inf; only finite numbers and -inf "
             "(a masked position) have a defined softmax"
         )
+    if axis in (-1, x.ndim - 1):
+        # The same computation as the attention functions', so their weights equal softmax()'s.
+        return _softmax_last_axis_in_place(x.copy())
     return _softmax_in_place(x.copy(), axis=axis)
 
 
@@ -81,6 +93,41 @@ _SHIFT_FREE_BOUND = 64.0
 _SHIFT_FREE_MIN_ENTRIES = 1 << 14
 
 
+def _kernel_applies(scores: np.ndarray, temperature: float = 1.0) -> bool:
+    """Whether the C kernel computes this softmax (along the last axis, in place)."""
+    return (
+        use_kernel
+        and temperature == 1.0
+        and scores.dtype == np.float32
+        and scores.flags.c_contiguous
+        and scores.size > 0
+    )
+
+
+def _kernel_softmax_rows(rows: np.ndarray) -> np.ndarray:
+    """softmax along the last axis of a C-contiguous float32 array, in place, by the C kernel.
+
+    The kernel stops before a row holding NaN or +inf; that row gets the NumPy path's result
+    (NaN weights), so both paths agree on every input.
+    """
+    cols = rows.shape[-1]
+    flat = rows.reshape(-1, cols)  # a view: rows is contiguous
+    done = 0
+    while done < len(flat):
+        done += _fastsoftmax.softmax_rows(flat[done:], cols)
+        if done < len(flat):
+            _softmax_in_place(flat[done : done + 1])
+            done += 1
+    return rows
+
+
+def _softmax_last_axis_in_place(scores: np.ndarray) -> np.ndarray:
+    """softmax along the last axis, in place: by the kernel where it applies, else by NumPy."""
+    if _kernel_applies(scores):
+        return _kernel_softmax_rows(scores)
+    return _softmax_in_place(scores, axis=-1)
+
+
 def _softmax_rows_in_place(
     scores: np.ndarray, temperature: float = 1.0, shift_free: bool = False
 ) -> np.ndarray:
@@ -88,8 +135,13 @@ def _softmax_rows_in_place(
 
     shift_free: the caller guarantees |scores / temperature| <= _SHIFT_FREE_BOUND (and no
     NaN or +inf), so exp needs no max subtracted first. The weights are the same up to
-    rounding (each exp is exact to an ulp either way).
+    rounding (each exp is exact to an ulp either way). The C kernel, where it applies, always
+    subtracts the max: its passes run on a row in the L1 cache, where the max costs little.
     """
+    if _kernel_applies(scores, temperature):
+        # The kernel works row by row in L1, so it needs no blocks; sharing its rows among threads
+        # measured no faster at N=256 and N=1024 on the benchmark machine (docs/engine.md).
+        return _kernel_softmax_rows(scores)
     normalise_block = _softmax_unshifted_in_place if shift_free else _softmax_in_place
     workers = 1 if scores.size < _THREADED_MIN_ENTRIES else _worker_count()
     if scores.size == 0 or not scores.flags.c_contiguous:
@@ -203,6 +255,7 @@ def _attend(q, k, v, mask=None, temperature: float = 1.0, keep_scores: bool = Fa
     # unmasked ones is all that matters (NaN or inf in q or k fail the test: shifted path).
     shift_free = (
         scores.size >= _SHIFT_FREE_MIN_ENTRIES
+        and not _kernel_applies(scores, temperature)
         and _score_bound(q, k, scale / temperature) <= _SHIFT_FREE_BOUND
     )
     weights = _softmax_rows_in_place(
