@@ -303,3 +303,42 @@ def test_answer_pages_are_cached_per_answer_and_follow_the_student(app):
     assert changed.status_code == 200 and "num_heads=8" in changed.get_data(as_text=True)
     assert first.get(url + "?v=head-split&num_heads=3").status_code == 400
     assert first.get(url + "?v=head-split&num_heads=3").status_code == 400
+
+
+# Names whose value differs between students or requests, which the answer-page cache key does not hold.
+PER_STUDENT_NAMES = {"session", "request", "g", "current_user", "csrf_token", "get_flashed_messages", "config"}
+
+
+def test_the_answer_page_template_reads_nothing_the_page_cache_key_leaves_out(app):
+    # Answer pages are cached under _answer_page_key (app/web/quiz.py). Were the template (or anything it
+    # extends, includes or imports) to read the session, the request, a CSRF token or flashed messages,
+    # one student's cached page would be served to another. Such a change must extend the key first.
+    from jinja2 import meta, nodes
+
+    env = app.jinja_env
+    seen, todo, found = set(), ["quiz/answer.html"], {}
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        tree = env.parse(env.loader.get_source(env, name)[0])
+        for node in tree.find_all(nodes.Name):
+            if node.ctx == "load" and node.name in PER_STUDENT_NAMES:
+                found.setdefault(name, set()).add(node.name)
+        todo += [ref for ref in meta.find_referenced_templates(tree) if ref]
+    assert {"quiz/answer.html", "base.html", "_visual.html", "quiz/_progress.html"} <= seen
+    assert not found, (f"{found}: add what these read to _answer_page_key in app/web/quiz.py "
+                       "(or stop caching answer pages) before the template uses it")
+
+
+def test_an_answer_page_with_the_students_values_looks_for_its_figure_once(tmp_path, monkeypatch):
+    app = _app(tmp_path, PLOT_CACHE_DIR=str(tmp_path / "plots"))
+    client = _browser(app)
+    assert answer_via_form(client, SEED_BANK, "head-dimension", "32").status_code == 303
+    reads = []
+    real_read = DiskCache.read
+    monkeypatch.setattr(DiskCache, "read", lambda self, key: reads.append(key) or real_read(self, key))
+    page = client.get(f"/quiz/{SEED_BANK}/head-dimension/answer?v=head-split&num_heads=2")
+    assert page.status_code == 200 and "num_heads=2" in page.get_data(as_text=True)
+    assert len(reads) == 1, reads  # one look at the disk on a miss, not one per layer

@@ -73,6 +73,10 @@ class Rendered:
     caption: str | None = None  # an optional longer explanation shown under the figure
     extras: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def description(self) -> "Description":
+        return Description(alt=self.alt, caption=self.caption)
+
 
 @dataclass(frozen=True)
 class Description:
@@ -113,8 +117,7 @@ class VisualKind:
     def describe(self, params: VisualParams) -> Description:
         """The alt text and caption `render(params)` gives, exactly. This fallback draws the figure; a kind
         overrides it to build them from the engine result through the same functions `render` uses."""
-        rendered = self.render(params)
-        return Description(alt=rendered.alt, caption=rendered.caption)
+        return self.render(params).description
 
     @property
     def describes_without_drawing(self) -> bool:
