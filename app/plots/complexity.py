@@ -53,13 +53,17 @@ def draw_complexity(result) -> tuple[Figure, str]:
     count_ax.loglog(result.counted_n, result.score_multiply_adds, color=SCORES_COLOUR, linewidth=1.6,
                     linestyle="--", label=f"Q Kᵀ: N·M·{d}")
     count_ax.plot([max_n], [result.total_at_max], "o", color="black", markersize=4)
+    # The counts rise from lower left to upper right, so the upper left and lower right stay empty: the
+    # number goes in the one, with an arrow to its point, and the legend in the other.
     count_ax.annotate(f"{result.total_at_max:,}\nat N = M = {max_n}", xy=(max_n, result.total_at_max),
-                      xytext=(-8, -4), textcoords="offset points", ha="right", va="top", fontsize=8)
+                      xytext=(0.04, 0.96), textcoords="axes fraction", ha="left", va="top", fontsize=8,
+                      arrowprops={"arrowstyle": "-|>", "color": "black", "linewidth": 0.8, "shrinkA": 2,
+                                  "shrinkB": 4})
     _size_axis(count_ax, result.counted_n)
     count_ax.set_xlabel("N = M (queries = keys)")
     count_ax.set_ylabel("multiply-adds")
     count_ax.set_title(f"(a) Operation count, d = {d}, l = {l}", fontsize=10)
-    count_ax.legend(fontsize=8, loc="upper left")
+    count_ax.legend(fontsize=8, loc="lower right")
 
     # (b) Measured times; the reference line has slope 2 through the largest measurement.
     n, seconds = result.timed_n, result.seconds
@@ -67,16 +71,16 @@ def draw_complexity(result) -> tuple[Figure, str]:
     time_ax.loglog(n, milliseconds, "o-", color=TOTAL_COLOUR, linewidth=1.4, markersize=4,
                    label=f"measured (fitted slope {format_slope(result.slope)})")
     fitted = n[len(n) // 2:]
-    time_ax.plot(fitted, milliseconds[len(n) // 2:], "o", color=TOTAL_COLOUR, markersize=7, fillstyle="none")
+    time_ax.plot(fitted, milliseconds[len(n) // 2:], "o", color=TOTAL_COLOUR, markersize=7, fillstyle="none",
+                 label="circled: used for the fit")
     reference = milliseconds[-1] * (n / n[-1]) ** 2
     time_ax.loglog(n, reference, color="0.45", linestyle="--", linewidth=1.2, label="slope 2 (O(N²))")
     _size_axis(time_ax, n)
     time_ax.set_xlabel("N = M (queries = keys)")
     time_ax.set_ylabel("wall time (ms)")
     time_ax.set_title("(b) Wall time measured on this server", fontsize=10)
-    time_ax.legend(fontsize=8, loc="upper left")
-    time_ax.text(0.98, 0.03, "circled: points used for the fit", transform=time_ax.transAxes, ha="right",
-                 va="bottom", fontsize=8, color="0.3")
+    # The measured curve can run along the top (flat at small N): "best" keeps the legend off the lines.
+    time_ax.legend(fontsize=8, loc="best")
 
     alt = (
         f"Two log-log plots against N = M. At N = M = {max_n} with d = {d}, l = {l}: "
