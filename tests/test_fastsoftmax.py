@@ -31,14 +31,18 @@ def _cpu_has_avx2_and_fma() -> bool:
     return "avx2" in flags and "fma" in flags
 
 
-needs_kernel = pytest.mark.skipif(not attention.use_kernel, reason="the C kernel is not built or not supported here")
+needs_kernel = pytest.mark.skipif(
+    not attention.use_kernel,
+    reason="the C kernel is not built or not supported here: these run where it was built "
+    "(a C compiler at install) on x86-64 with AVX2 and FMA, as in CI",
+)
 
 
 def test_kernel_is_built_wherever_it_can_run():
     # The build step is optional (no compiler: the package still installs), so a silent build
     # failure would quietly hand every softmax back to NumPy. Where it can run, it must be there.
     if platform.system() != "Linux" or platform.machine() not in ("x86_64", "AMD64") or not _cpu_has_avx2_and_fma():
-        pytest.skip("the kernel runs on x86-64 with AVX2 and FMA only")
+        pytest.skip("the kernel runs on x86-64 Linux with AVX2 and FMA only; this test runs there (as in CI)")
     assert attention._fastsoftmax is not None, "app/engine/_fastsoftmax.c was not built: is a C compiler installed?"
     assert attention._fastsoftmax.supported()
     assert attention.use_kernel

@@ -342,3 +342,6 @@ def test_an_answer_page_with_the_students_values_looks_for_its_figure_once(tmp_p
     page = client.get(f"/quiz/{SEED_BANK}/head-dimension/answer?v=head-split&num_heads=2")
     assert page.status_code == 200 and "num_heads=2" in page.get_data(as_text=True)
     assert len(reads) == 1, reads  # one look at the disk on a miss, not one per layer
+    described = client.get("/plots/head-split.json?d_model=128&num_heads=8")  # the live controls' request
+    assert described.status_code == 200 and described.get_json()["src"].endswith("num_heads=8")
+    assert len(reads) == 2, reads

@@ -43,7 +43,7 @@ def softmax(x, axis: int = -1) -> np.ndarray:
         )
     if axis in (-1, x.ndim - 1):
         # The same computation as the attention functions', so their weights equal softmax()'s.
-        return _softmax_last_axis_in_place(x.copy())
+        return _softmax_rows_in_place(x.copy())
     return _softmax_in_place(x.copy(), axis=axis)
 
 
@@ -119,13 +119,6 @@ def _kernel_softmax_rows(rows: np.ndarray) -> np.ndarray:
             _softmax_in_place(flat[done : done + 1])
             done += 1
     return rows
-
-
-def _softmax_last_axis_in_place(scores: np.ndarray) -> np.ndarray:
-    """softmax along the last axis, in place: by the kernel where it applies, else by NumPy."""
-    if _kernel_applies(scores):
-        return _kernel_softmax_rows(scores)
-    return _softmax_in_place(scores, axis=-1)
 
 
 def _softmax_rows_in_place(

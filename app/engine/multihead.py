@@ -11,12 +11,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._arrays import as_float_arrays, check_count, float_dtype
-from .attention import _SHIFT_FREE_MIN_ENTRIES, _attend, _check_mask, _softmax_last_axis_in_place
+from .attention import _SHIFT_FREE_MIN_ENTRIES, _attend, _check_mask, _softmax_rows_in_place
 from .heads import check_head_split, merge_heads
 
 
-# Self-attention with fewer scores than this (over all heads and items) takes _forward_small:
-# the whole-array softmax, where the general path's bound check and row blocks do not pay.
+# Self-attention with fewer scores than this (over all heads and items) takes _forward_small, which
+# skips the general path's layers and bound check; its softmax is then a single row block.
 _SMALL_MAX_SCORES = _SHIFT_FREE_MIN_ENTRIES
 
 
@@ -252,7 +252,7 @@ class MultiHeadAttention:
         scores = (q_heads * (1.0 / math.sqrt(head_dim))) @ k_heads.swapaxes(-1, -2)  # (..., h, N, N)
         if mask is not None:
             np.copyto(scores, -np.inf, where=np.logical_not(mask))
-        weights = _softmax_last_axis_in_place(scores)  # (..., h, N, N)
+        weights = _softmax_rows_in_place(scores)  # (..., h, N, N)
         head_outputs = weights @ v_heads  # (..., h, N, head_dim)
         concatenated = head_outputs.swapaxes(-3, -2).reshape(*batch_shape, length, h * head_dim)
         output = concatenated @ self.w_o  # (..., N, d_model)

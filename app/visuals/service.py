@@ -292,20 +292,24 @@ class RenderCache:
         return entry
 
     def describe(self, kind: VisualKind, params: VisualParams,
-                 before_render: Callable[[], None] | None = None, *, peeked: bool = False) -> Description:
+                 before_render: Callable[[], None] | None = None,
+                 on_miss: Callable[[], None] | None = None) -> Description:
         """A figure's alt text and caption, drawing nothing when the kind can describe without drawing.
 
         From the cached figure when there is one, else from a bounded LRU of descriptions, else from
         `kind.describe`. A kind that must draw to describe itself (its numbers are measured live) has
         its figure drawn and cached here, so that the page's text and the image it loads agree;
-        `before_render` runs only then, as for get_or_render. peeked: the caller's `peek` has just
-        found no figure, so this does not look again.
+        `before_render` runs only then, as for get_or_render. `on_miss` runs when no figure is cached,
+        before anything is described (a check that there is room for the render the page's image will
+        ask for); if it raises, nothing is described or drawn.
         """
-        if not kind.describes_without_drawing:
-            return self.get_or_render(kind, params, before_render).rendered.description
-        entry = None if peeked else self.peek(kind, params)
+        entry = self.peek(kind, params)
         if entry is not None:
             return entry.rendered.description
+        if on_miss is not None:
+            on_miss()
+        if not kind.describes_without_drawing:
+            return self.get_or_render(kind, params, before_render).rendered.description
         key = (kind.name, canonical(params))
         with self._lock:
             found = self._descriptions.get(key)

@@ -43,10 +43,7 @@ def describe(kind_name: str):
     kind, params = _kind_and_params(kind_name)
     # The text only: the image URL draws the figure (and is charged) when the browser loads it. Past
     # the limit its image would be refused, so the live controls get the 429 and its sentence now.
-    cache = render_cache()
-    if cache.peek(kind, params) is None:
-        check_plot_render()
-    description = cache.describe(kind, params, before_render=charge_plot_render)
+    description = render_cache().describe(kind, params, before_render=charge_plot_render, on_miss=check_plot_render)
     width, height = kind.size(params)
     return jsonify({
         "kind": kind.name,

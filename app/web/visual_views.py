@@ -55,13 +55,9 @@ def visual_view(kind_name: str, base: Mapping | None, args: Mapping[str, list[st
         # The student's own values: the image request to /plots draws the figure and is charged for it.
         # Without room for one more render, the page shows the question's figure instead of a broken image.
         try:
-            cached = cache.peek(kind, params)
-            if cached is not None:
-                description = cached.rendered.description
-            else:
-                check_plot_render()
-                # A kind that must draw to describe itself draws here, charged like a render from /plots.
-                description = cache.describe(kind, params, before_render=charge_plot_render, peeked=True)
+            # A kind that must draw to describe itself draws here, charged like a render from /plots.
+            description = cache.describe(kind, params, before_render=charge_plot_render,
+                                         on_miss=check_plot_render)
         except TooManyRenders as problem:
             params, error, status = base_params, f"{problem.message} The plot shows the question's own values instead.", 429
     if description is None:
