@@ -9,8 +9,7 @@ PORT   ?= 5000
 
 .PHONY: run test venv system-deps clean
 
-# setup.py and the C source: the editable install builds the engine's kernel in place.
-$(BIN)/.installed: pyproject.toml setup.py app/engine/_fastsoftmax.c
+$(BIN)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[test]"
@@ -24,9 +23,8 @@ run: venv
 system-deps:
 	PYTHON=$(PYTHON) ./scripts/ensure-test-deps
 
-# system-deps first: it brings the C compiler the install uses for the engine's kernel.
 test: system-deps venv
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info app/engine/_fastsoftmax.*.so
+	rm -rf $(VENV) build dist *.egg-info

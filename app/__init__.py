@@ -14,9 +14,6 @@ from flask import Flask
 
 from .paths import resource_dir
 
-# Values that must never protect a real deployment's sessions.
-INSECURE_SECRET_KEYS = {"dev", "development", "secret", "change-me", "changeme", "please-change-me"}
-
 DEFAULTS = {
     "QUIZ_DIR": str(resource_dir("quizzes")),
     "QUIZ_HOT_RELOAD": None,  # re-read changed bank files on each request; None: on in debug mode
@@ -27,13 +24,9 @@ DEFAULTS = {
     "WTF_CSRF_TIME_LIMIT": None,  # the token lives as long as the session: a slow student loses nothing
     "DATABASE_URL": None,  # None: SQLite in the instance folder; or postgresql+psycopg://user:pw@host/db
     "DATABASE_AUTO_MIGRATE": True,  # create/upgrade the schema at start-up (same as `flask init-db`)
-    "PLOT_CACHE_ENTRIES": 256,  # rendered figures kept in memory per process (LRU)
-    "PLOT_PRERENDER": True,  # render every bank's default visuals in a background thread at start-up
-    "PLOT_CACHE_DIR": None,  # rendered plots on disk, shared by workers; None: <instance>/plot-cache; false: off
-    "PLOT_CACHE_DISK_MB": 256,  # the disk cache's size bound; the least recently used files go first
-    "ANSWER_PAGE_CACHE_ENTRIES": 256,  # rendered answer pages kept in memory per process (LRU); 0: off
+    "PLOT_CACHE_ENTRIES": 256,  # computed visuals, with their images, kept in memory per process (LRU)
     "RATE_LIMIT_SUBMIT": "60 per minute",  # answer submissions per browser session
-    "RATE_LIMIT_PLOTS": "300 per minute",  # plot renders per browser session
+    "RATE_LIMIT_PLOTS": "300 per minute",  # new visuals computed per browser session
     "RATE_LIMIT_LOGIN": "10 per minute",  # instructor login attempts per address
     "RATELIMIT_STORAGE_URI": "memory://",  # e.g. redis://host:6379 to share limits between servers
     "RATELIMIT_HEADERS_ENABLED": True,
@@ -45,11 +38,16 @@ DEFAULTS = {
 
 
 def _ensure_secret_key(app: Flask) -> None:
+    from .secret_key import secret_key_problem  # here, so `python -m app.secret_key` imports it once
+
     key = app.config.get("SECRET_KEY")
-    if key in INSECURE_SECRET_KEYS and not (app.testing or app.debug):
+    # Known values and placeholders only: the entrypoint also refuses short keys, but the browser and
+    # a11y tests still serve in production mode with short ones (issue 15 would add check_strength).
+    problem = secret_key_problem(key, check_strength=False) if key else None
+    if problem and not (app.testing or app.debug):
         raise RuntimeError(
-            f"Refusing to start: SECRET_KEY is the well-known value {key!r}. Set FLASK_SECRET_KEY to a long "
-            "random string (python -c 'import secrets; print(secrets.token_hex(32))'), or unset it to use a "
+            f"Refusing to start: {problem}. Set FLASK_SECRET_KEY to a long random string "
+            "(python -c 'import secrets; print(secrets.token_hex(32))'), or unset it to use a "
             "key generated in the instance folder."
         )
     if key:
@@ -64,28 +62,12 @@ def _ensure_secret_key(app: Flask) -> None:
     app.config["SECRET_KEY"] = path.read_text().strip()
 
 
-def _prerender_on_first_request(app: Flask) -> None:
-    """Pre-render the banks' default visuals once the app serves, never in a CLI command (a render
-    thread still running when `flask init-db` exits would abort the interpreter). It starts once the
-    first response has been sent, so it does not compete with that request."""
-    import threading
+def _in_a_cli_command() -> bool:
+    """True while the `flask` command loads the app for a command other than `flask run`."""
+    import click
 
-    from flask import after_this_request
-
-    from .visuals.service import start_prerender
-
-    started = threading.Event()
-
-    @app.before_request
-    def _start_prerender() -> None:
-        if started.is_set():
-            return
-        started.set()
-
-        @after_this_request
-        def _after_sent(response):
-            response.call_on_close(lambda: start_prerender(app))
-            return response
+    context = click.get_current_context(silent=True)
+    return context is not None and context.info_name != "run"
 
 
 def create_app(test_config: dict | None = None) -> Flask:
@@ -101,7 +83,10 @@ def create_app(test_config: dict | None = None) -> Flask:
         app.config.update(test_config)
     app.json.sort_keys = False  # keep documented field order in API responses
     if not app.debug:
-        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+        # A server logs what it serves; a CLI command (`flask validate-quizzes`, ...) prints its own output,
+        # and reports the banks' errors itself: the app's start-up messages would only repeat them.
+        level = logging.CRITICAL if _in_a_cli_command() else logging.INFO
+        logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     _ensure_secret_key(app)
     if app.config["PROXY_FIX"]:
         # Trust X-Forwarded-For/Proto/Host from exactly that many proxies, so rate limits see the client's
@@ -119,7 +104,5 @@ def create_app(test_config: dict | None = None) -> Flask:
     bank.init_app(app)
     web.init_app(app)
     instructor.init_app(app)
-    if app.config["PLOT_PRERENDER"] and not app.testing:
-        _prerender_on_first_request(app)
     authoring_cli.init_app(app)
     return app

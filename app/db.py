@@ -195,18 +195,6 @@ def record_response(attempt_id: str, bank_id: str, question_id: str, seed: int, 
         return False  # a double submit, maybe from another server: the first answer stands
 
 
-def attempt_row(attempt_id: str):
-    with engine().connect() as connection:
-        return connection.execute(select(attempts).where(attempts.c.id == attempt_id)).first()
-
-
-def attempt_responses(attempt_id: str) -> dict[str, StoredResponse]:
-    with engine().connect() as connection:
-        rows = connection.execute(select(responses.c.question_id, responses.c.answer, responses.c.score,
-                                         responses.c.seed).where(responses.c.attempt_id == attempt_id))
-        return {r.question_id: StoredResponse(r.question_id, json.loads(r.answer), r.score, r.seed) for r in rows}
-
-
 @dataclass(frozen=True)
 class AttemptState:
     """An attempt's row (None if there is none) and its stored answers, read in one query."""

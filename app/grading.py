@@ -10,11 +10,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from markupsafe import Markup
-
 from .bank.schema import Question
 from .errors import BadInput
-from .markup import render_inline, render_markdown
 
 Answer = bool | str | list[str] | float
 
@@ -22,37 +19,32 @@ MAX_NUMERIC_TEXT = 64
 
 
 @dataclass(frozen=True)
-class OptionFeedback:
+class GradedOption:
+    """One option of a graded question: its Markdown text and feedback, and whether it was chosen and right."""
+
     option_id: str
-    text_html: Markup
+    text: str
     selected: bool
     correct: bool
-    feedback_html: Markup | None
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"option": self.option_id, "selected": self.selected, "correct": self.correct,
-                "feedback_html": str(self.feedback_html) if self.feedback_html else None}
+    feedback: str | None
 
 
 @dataclass(frozen=True)
 class Grade:
+    """A graded answer as data; views render the Markdown (`explanation`, each option's text and feedback)."""
+
     correct: bool
     score: float  # 0..1
     answer: Answer
     correct_answer: Answer
-    feedback: list[OptionFeedback] = field(default_factory=list)
-    explanation_html: Markup = Markup("")
+    options: list[GradedOption] = field(default_factory=list)  # none for a numeric question
+    explanation: str = ""
 
     @property
     def verdict(self) -> str:
         if self.correct:
             return "correct"
         return "partial" if self.score > 0 else "incorrect"
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"correct": self.correct, "score": self.score, "answer": self.answer,
-                "correct_answer": self.correct_answer, "feedback": [f.as_dict() for f in self.feedback],
-                "explanation_html": str(self.explanation_html)}
 
 
 def correct_answer(question: Question) -> Answer:
@@ -153,15 +145,10 @@ def score_choice(question: Question, selected: set[str]) -> float:
 
 def grade(question: Question, answer: Answer) -> Grade:
     """Grade an answer already validated by parse_answer / parse_form_answer."""
-    explanation = render_markdown(question.explanation)
     if question.type == "numeric":
         right = question.tolerance.accepts(answer, question.answer)
-        return Grade(right, 1.0 if right else 0.0, answer, question.answer, [], explanation)
+        return Grade(right, 1.0 if right else 0.0, answer, question.answer, [], question.explanation)
     selected = _selected_ids(question, answer)
     score = round(score_choice(question, selected), 6)
-    feedback = [
-        OptionFeedback(o.id, render_inline(o.text), o.id in selected, bool(o.correct),
-                       render_inline(o.feedback) if o.feedback else None)
-        for o in question.options
-    ]
-    return Grade(score == 1.0, score, answer, correct_answer(question), feedback, explanation)
+    options = [GradedOption(o.id, o.text, o.id in selected, bool(o.correct), o.feedback) for o in question.options]
+    return Grade(score == 1.0, score, answer, correct_answer(question), options, question.explanation)

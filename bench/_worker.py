@@ -1,75 +1,72 @@
 """A timing worker in its own process, driven over stdin/stdout by bench.timing.
 
-One process per contender, so that one library's thread pool (OpenBLAS, OpenMP) never shares
-a process with another's; the driver alternates the workers and rests between their batches.
+One process per contender, so that one library's thread pool (OpenBLAS, OpenMP) never shares a
+process with another's, and the naive plot baseline's patches never reach the app's own renders.
+The driver alternates the workers and rests between their batches.
+
+Commands, one JSON object a line: {"calls": n} times n calls and answers {"seconds": mean};
+{"profile": n} runs n calls under cProfile and answers the functions that cost most; {"stop": true}.
 """
 
 from __future__ import annotations
 
+import cProfile
 import json
+import pstats
 import sys
 import time
 
 
-def _ours(n: int, d_model: int, num_heads: int):
+def _mha(n: int, d_model: int, num_heads: int):
+    """Our MultiHeadAttention, float32, seeded weights, and an input x of shape (N, d_model)."""
     import numpy as np
 
     from app.engine import MultiHeadAttention
 
     mha = MultiHeadAttention.init(d_model, num_heads, seed=0, dtype=np.float32)
     x = np.random.default_rng(1).standard_normal((n, d_model), dtype=np.float32)  # (N, d_model)
-    return lambda: mha(x)
+    return mha, x
 
 
-def _ours_numpy(n: int, d_model: int, num_heads: int):
-    """Ours with every softmax in NumPy, as where the C kernel is not built (e.g. the Docker image)."""
-    import app.engine.attention
-
-    app.engine.attention.use_kernel = False
-    return _ours(n, d_model, num_heads)
+def _ours(n: int, d_model: int, num_heads: int):
+    mha, x = _mha(n, d_model, num_heads)
+    return lambda: mha(x)  # (output (N, d_model), weights (h, N, N))
 
 
 def _torch(n: int, d_model: int, num_heads: int):
-    import numpy as np
     import torch
 
-    from app.engine import MultiHeadAttention
-
     torch.set_grad_enabled(False)
-    mha = MultiHeadAttention.init(d_model, num_heads, seed=0, dtype=np.float32)
-    model = torch.nn.MultiheadAttention(d_model, num_heads, batch_first=True, dtype=torch.float32).eval()
-    copy_weights(mha, model)
-    x = np.random.default_rng(1).standard_normal((n, d_model), dtype=np.float32)
+    mha, x = _mha(n, d_model, num_heads)
+    model = torch_model(mha)
     xt = torch.from_numpy(x.copy()).unsqueeze(0)  # (1, N, d_model)
     return lambda: model(xt, xt, xt, need_weights=True, average_attn_weights=False)
 
 
-def copy_weights(mha, model) -> None:
-    """Ours into torch's: torch stores column vectors (y = x Wᵀ + b), so in_proj_weight = [w_q|w_k|w_v]ᵀ.
+def torch_model(mha):
+    """torch.nn.MultiheadAttention (CPU, float32, eval) holding the same weights as our `mha`.
 
-    The engine's arrays are read-only and torch.from_numpy warns on those: copy first.
+    torch stores column vectors (y = x Wᵀ + b), so in_proj_weight = [w_q|w_k|w_v]ᵀ and out_proj.weight
+    = w_oᵀ. The engine's arrays are read-only and torch.from_numpy warns on those: copy first.
     """
     import numpy as np
     import torch
 
+    model = torch.nn.MultiheadAttention(mha.d_model, mha.num_heads, batch_first=True, dtype=torch.float32).eval()
     with torch.no_grad():
         model.in_proj_weight.copy_(torch.from_numpy(np.concatenate([mha.w_q, mha.w_k, mha.w_v], 1).T.copy()))
         model.in_proj_bias.copy_(torch.from_numpy(np.concatenate([mha.b_q, mha.b_k, mha.b_v]).copy()))
         model.out_proj.weight.copy_(torch.from_numpy(mha.w_o.T.copy()))
         model.out_proj.bias.copy_(torch.from_numpy(mha.b_o.copy()))
-
-
-def _sgemm(n: int, *_):
-    import numpy as np
-
-    rng = np.random.default_rng(2)
-    a = rng.standard_normal((n, n), dtype=np.float32)
-    b = rng.standard_normal((n, n), dtype=np.float32)
-    return lambda: a @ b
+    return model
 
 
 def _render(kind_name: str, *_):
-    """A cold render of one visual kind with its default params (the render cache is not involved)."""
+    """The app's cold render of one visual kind: kind.render(default params), engine to image bytes.
+
+    kind.render is the whole sequence (compute, alt text, caption, draw, PNG/SVG) with no cache of
+    rendered figures in between: the app's LRU lives in app.visuals.service and is not involved.
+    """
     from app.visuals import get_kind
     from bench.stubs import stub_complexity_timing
 
@@ -79,26 +76,38 @@ def _render(kind_name: str, *_):
     return lambda: kind.render(params).image
 
 
-def _render_no_layout(kind_name: str, *_):
-    """A render with the layout step left out (axes where the grid puts them, overlapping labels).
-
-    Not a figure anyone should see: it bounds what any layout work could save, since a fixed,
-    computed layout costs more than none.
-    """
-    import app.plots.figure as figure_module
-
-    figure_module.settle_layout = lambda figure: figure.set_layout_engine(None)
-    return _render(kind_name)
-
-
 def _naive(kind_name: str, *_):
     from bench.naive_plots import naive_render
 
     return naive_render(kind_name)
 
 
-FACTORIES = {"ours": _ours, "ours-numpy": _ours_numpy, "torch": _torch, "sgemm": _sgemm, "render": _render, "render-no-layout": _render_no_layout,
-             "naive": _naive}
+FACTORIES = {"ours": _ours, "torch": _torch, "render": _render, "naive": _naive}
+
+
+def profile(call, calls: int, top: int = 12) -> dict:
+    """cProfile over `calls` calls: the functions with the most own time, and the total."""
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(calls):
+        call()
+    profiler.disable()
+    stats = pstats.Stats(profiler)
+    total = stats.total_tt or 1e-12
+    rows = []
+    for (path, line, function), (_, ncalls, tottime, cumtime, _) in stats.stats.items():
+        rows.append({"function": f"{_short(path)}:{line}({function})", "calls_per_call": ncalls / calls,
+                     "own_share": tottime / total, "cum_share": cumtime / total})
+    rows.sort(key=lambda row: row["own_share"], reverse=True)
+    return {"seconds_per_call": total / calls, "top_own": rows[:top],
+            "top_cumulative": sorted(rows, key=lambda row: row["cum_share"], reverse=True)[:top]}
+
+
+def _short(path: str) -> str:
+    for marker in ("/site-packages/", "/work/main/", "/lib/python3"):
+        if marker in path:
+            return path.split(marker, 1)[1]
+    return path
 
 
 def main() -> None:
@@ -111,14 +120,15 @@ def main() -> None:
         command = json.loads(line)
         if command.get("stop"):
             break
+        if "profile" in command:
+            print(json.dumps(profile(call, int(command["profile"]))), flush=True)
+            continue
         calls = int(command["calls"])
         start = time.perf_counter()
         for _ in range(calls):
             call()
         elapsed = time.perf_counter() - start
         print(json.dumps({"seconds": elapsed / calls}), flush=True)
-
-
 
 
 if __name__ == "__main__":

@@ -1,8 +1,12 @@
-"""HTTP figures: a cached plot against a static file of the same size, and gunicorn under load.
+"""HTTP: answer pages under 64 connections, worker memory, and the cold start, through gunicorn as the
+container runs it.
 
-Everything runs against 127.0.0.1 only, with bounded durations. The server is gunicorn as the
-container runs it (2 workers x 4 threads); load comes from Debian's wrk at 64 connections and, for
-submissions (which need a CSRF token per session), from a threaded Python client of 64 students.
+The server is launched the way the image launches it: `docker/entrypoint.sh gunicorn --config
+docker/gunicorn.conf.py "app:create_app()"`, with the runtime stage's ENV lines of the Dockerfile
+(read from it: 2 workers x 4 threads, one BLAS thread per worker, auto-migration off, the entrypoint's
+`flask init-db` first), except that it binds 127.0.0.1 only and keeps its data in a temporary
+instance folder. Load comes from Debian's wrk at 64 connections. Everything runs against 127.0.0.1,
+with bounded durations, and every server is stopped by this process.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ import http.client
 import json
 import os
 import re
+import secrets
 import shutil
 import signal
 import socket
@@ -22,25 +27,46 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlencode
 
 from .timing import ROOT
 
 BANK = "attention-transformers"
 CSRF_INPUT = re.compile(r'name="csrf_token" value="([^"]+)"')
-IMG_SRC = re.compile(r'<img[^>]+src="(/plots/[^"]+)"')
+PLOT_URL = re.compile(r'(/plots/[^"\s,]+\.(?:png|svg)[^"\s,]*)')  # the images, not /plots/<kind>.json
 CONNECTIONS = 64
-STATIC_PATH = "/bench-static/plot-sized.png"
-# The bench lifts the per-session rate limits: 64 students from one machine are the load, not abuse.
+STATIC_PATH = "/static/style.css"  # the baseline: a file served by Flask's own static route, same server
+P99_GOAL_MS = 150
+RSS_GOAL_MB = 150
+COLD_START_GOAL_S = 2.0
+PAUSE_MS = 1000  # the paced run: each connection waits this long after each response (a student reading)
+# The bench lifts the per-session rate limits: 64 connections from one machine are the load, not abuse.
 SERVER_ENV = {
     "FLASK_RATE_LIMIT_SUBMIT": "1000000 per minute",
     "FLASK_RATE_LIMIT_PLOTS": "1000000 per minute",
 }
+# Runtime ENV lines of the Dockerfile that name places inside the image; the bench has its own.
+IMAGE_PATHS = {"PATH", "FLASK_INSTANCE_PATH", "FLASK_QUIZ_DIR", "MPLCONFIGDIR", "PORT"}
 
 
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def dockerfile_env(dockerfile: Path = ROOT / "Dockerfile") -> dict[str, str]:
+    """The ENV settings of the Dockerfile's last stage (the runtime image), as a dict."""
+    text = dockerfile.read_text().replace("\\\n", " ")
+    stage = text.rsplit("\nFROM ", 1)[-1]
+    env: dict[str, str] = {}
+    for line in stage.splitlines():
+        if line.startswith("ENV "):
+            for pair in line[4:].split():
+                if "=" in pair:
+                    name, value = pair.split("=", 1)
+                    env[name] = value.strip('"')
+    return env
 
 
 # --- a tiny HTTP client with one session cookie ------------------------------------------------
@@ -70,27 +96,27 @@ class Student:
             except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
                 if attempt:
                     raise
-                self.connection.close()
-                self.connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=self.timeout)
+                self.reconnect()
         set_cookie = response.getheader("Set-Cookie")
         if set_cookie and set_cookie.startswith("session="):
             self.cookie = set_cookie.split(";", 1)[0]
         return response.status, dict(response.getheaders()), data
 
-    def answer(self, question_id: str, value: str) -> tuple[int, float]:
-        """Open the question page, post an answer with its CSRF token; (status of the POST, its seconds)."""
+    def reconnect(self) -> None:
+        self.connection.close()
+        self.connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=self.timeout)
+
+    def answer(self, question_id: str, value: str) -> int:
+        """Open the question page and post an answer with its CSRF token; the POST's status."""
         status, _, page = self.request("GET", f"/quiz/{BANK}/{question_id}")
         if status == 303:  # already answered in this attempt
-            return 303, 0.0
+            return 303
         match = CSRF_INPUT.search(page.decode())
         if status != 200 or not match:
-            return status or 599, 0.0
-        from urllib.parse import urlencode
-
-        body = urlencode({"csrf_token": match.group(1), "answer": value})
-        start = time.perf_counter()
-        status, _, _ = self.request("POST", f"/quiz/{BANK}/{question_id}", body)
-        return status, time.perf_counter() - start
+            return status or 599
+        status, _, _ = self.request("POST", f"/quiz/{BANK}/{question_id}",
+                                    urlencode({"csrf_token": match.group(1), "answer": value}))
+        return status
 
     def close(self) -> None:
         self.connection.close()
@@ -115,64 +141,118 @@ def seed_questions() -> list[tuple[str, str]]:
     return answers
 
 
+def answered_student(port: int) -> tuple[Student, list[str], dict[str, list[str]]]:
+    """A student who answered every seed question and opened each answer page once.
+
+    Returns (student, answer-page paths, {answer-page path: the image URLs it shows: src, srcset, narrow}).
+    """
+    student = Student(port)
+    answer_paths, images = [], {}
+    for question_id, value in seed_questions():
+        status = student.answer(question_id, value)
+        if status != 303:
+            raise RuntimeError(f"answering {question_id} gave {status}")
+        path = f"/quiz/{BANK}/{question_id}/answer"
+        status, _, page = student.request("GET", path)
+        if status != 200:
+            raise RuntimeError(f"{path} gave {status}")
+        answer_paths.append(path)
+        images[path] = list(dict.fromkeys(url.replace("&amp;", "&") for url in PLOT_URL.findall(page.decode())))
+    return student, answer_paths, images
+
+
 # --- gunicorn ----------------------------------------------------------------------------------
 
 
 @dataclass
 class Server:
-    """gunicorn on 127.0.0.1 in its own instance folder; started and stopped by this process only."""
+    """gunicorn as the container runs it, on 127.0.0.1, in its own instance folder.
+
+    `entrypoint` launches it through docker/entrypoint.sh (the secret-key check and `flask init-db`,
+    then exec gunicorn), as the image does; otherwise gunicorn is launched directly (the baseline).
+    """
 
     app_spec: str = "app:create_app()"
+    entrypoint: bool = True
     instance: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="aq-bench-")))
-    workers: int = 2
-    threads: int = 4
-    extra_env: dict = field(default_factory=dict)
+    secret_key: str = field(default_factory=lambda: secrets.token_hex(32))
     port: int = 0
     process: subprocess.Popen | None = None
     started_at: float = 0.0
+    exec_at: float | None = None  # when the entrypoint exec'd gunicorn
+
+    @property
+    def env(self) -> dict[str, str]:
+        image = {k: v for k, v in dockerfile_env().items() if k not in IMAGE_PATHS}
+        env = {**os.environ, **image, **SERVER_ENV,
+               "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+               "FLASK_INSTANCE_PATH": str(self.instance),
+               "FLASK_SECRET_KEY": self.secret_key,
+               "FLASK_DATABASE_URL": f"sqlite:///{self.instance / 'bench.sqlite3'}"}
+        env.pop("FLASK_DEBUG", None)
+        env.pop("FLASK_QUIZ_DIR", None)  # the bundled banks, which the image copies to /quizzes
+        return env
+
+    @property
+    def workers(self) -> int:
+        return int(self.env.get("GUNICORN_WORKERS", "2"))
+
+    def command(self) -> list[str]:
+        gunicorn = [str(Path(sys.executable).parent / "gunicorn"), "--config", str(ROOT / "docker" / "gunicorn.conf.py"),
+                    "--bind", f"127.0.0.1:{self.port}", self.app_spec]
+        return ["sh", str(ROOT / "docker" / "entrypoint.sh"), *gunicorn] if self.entrypoint else gunicorn
 
     def start(self) -> None:
         self.port = free_port()
-        env = {**os.environ, **SERVER_ENV, **self.extra_env,
-               "FLASK_INSTANCE_PATH": str(self.instance),
-               "FLASK_SECRET_KEY": "bench-" + "k" * 40,
-               "FLASK_DATABASE_URL": f"sqlite:///{self.instance / 'bench.sqlite3'}"}
-        env.pop("FLASK_DEBUG", None)
-        # As the README says for several servers, the schema is made once first and auto-migration
-        # is off (the workers' start-up then measures serving, not a migration).
-        if not (self.instance / "bench.sqlite3").exists():
-            subprocess.run([sys.executable, "-m", "flask", "--app", "app", "init-db"],
-                           cwd=ROOT, env=env, check=True, capture_output=True)
-        env["FLASK_DATABASE_AUTO_MIGRATE"] = "false"
+        log = open(self.instance / "gunicorn.log", "ab")  # the access log (stdout) and the error log
+        self.exec_at = None
         self.started_at = time.perf_counter()
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "--workers", str(self.workers),
-             "--threads", str(self.threads), "--bind", f"127.0.0.1:{self.port}", "--timeout", "60",
-             "--log-level", "warning", self.app_spec],
-            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=open(self.instance / "gunicorn.log", "ab"),
-        )
+        self.process = subprocess.Popen(self.command(), cwd=ROOT, env=self.env, stdout=log, stderr=log)
+        log.close()
+        if self.entrypoint:
+            threading.Thread(target=self._watch_exec, daemon=True).start()
+
+    def _watch_exec(self) -> None:
+        """Note when the entrypoint's shell becomes gunicorn (same pid, new command line)."""
+        path = Path(f"/proc/{self.process.pid}/cmdline")
+        while self.process.poll() is None:
+            try:
+                argv0 = path.read_bytes().split(b"\0", 1)[0]
+            except OSError:
+                return
+            if not argv0.endswith(b"sh"):
+                self.exec_at = time.perf_counter()
+                return
+            time.sleep(0.002)
 
     def wait_until(self, student: Student, path: str, timeout: float = 60.0) -> float:
         """Seconds from start() to the first 200 for `path` (polling every 10 ms)."""
         deadline = time.perf_counter() + timeout
         while time.perf_counter() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"gunicorn exited with {self.process.returncode}: {self.log_tail()}")
             try:
                 status, _, _ = student.request("GET", path)
                 if status == 200:
                     return time.perf_counter() - self.started_at
             except OSError:
-                student.close()
-                student.connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+                student.reconnect()
             time.sleep(0.01)
-        raise RuntimeError(f"gunicorn did not serve {path} within {timeout} s; see {self.instance}/gunicorn.log")
+        raise RuntimeError(f"gunicorn did not serve {path} within {timeout} s: {self.log_tail()}")
+
+    def log_tail(self) -> str:
+        try:
+            return (self.instance / "gunicorn.log").read_text(errors="replace")[-2000:]
+        except OSError:
+            return "(no log)"
 
     def worker_pids(self) -> list[int]:
         out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(self.process.pid)],
                              capture_output=True, text=True).stdout
         return [int(pid) for pid in out.split()]
 
-    def worker_memory_mb(self) -> dict[str, float]:
-        """Largest VmRSS and VmHWM (peak) over the workers, in MB."""
+    def worker_memory_mb(self) -> dict:
+        """VmRSS and VmHWM (peak RSS) of each worker, in MB, and the largest of each."""
         rss, hwm = [], []
         for pid in self.worker_pids():
             try:
@@ -182,7 +262,8 @@ class Server:
             values = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
             rss.append(int(values["VmRSS"].split()[0]) / 1024)
             hwm.append(int(values["VmHWM"].split()[0]) / 1024)
-        return {"rss_mb": max(rss, default=0.0), "peak_mb": max(hwm, default=0.0), "workers": len(rss)}
+        return {"rss_mb": max(rss, default=0.0), "peak_mb": max(hwm, default=0.0), "workers": len(rss),
+                "each_rss_mb": rss, "each_peak_mb": hwm}
 
     def stop(self) -> None:
         if self.process and self.process.poll() is None:
@@ -201,13 +282,16 @@ class Server:
 # --- wrk ---------------------------------------------------------------------------------------
 
 
-def wrk(port: int, requests: list[tuple[str, str]], seconds: int, workdir: Path) -> dict:
-    """wrk -c64 over `requests` ((cookie, path) pairs, cycled); the done() summary as a dict."""
+def wrk(port: int, requests: list[tuple[str, str]], seconds: int, workdir: Path, pause_ms: int = 0) -> dict:
+    """wrk -c64 over `requests` ((cookie, path) pairs, cycled); the done() summary as a dict.
+
+    pause_ms > 0: each connection waits that long after each response before its next request.
+    """
     paths_file = workdir / f"wrk-paths-{time.monotonic_ns()}.txt"
     paths_file.write_text("".join(f"{cookie}|{path}\n" for cookie, path in requests))
     command = ["wrk", "-t2", f"-c{CONNECTIONS}", f"-d{seconds}s", "--timeout", "10s",
                "-s", str(Path(__file__).with_name("wrk_report.lua")), f"http://127.0.0.1:{port}"]
-    out = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "WRK_PATHS": str(paths_file)},
+    out = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "WRK_PATHS": str(paths_file), "WRK_DELAY_MS": str(pause_ms)},
                          timeout=seconds + 60)
     line = next((l for l in out.stdout.splitlines() if l.startswith("WRKJSON ")), None)
     if line is None:
@@ -218,197 +302,213 @@ def wrk(port: int, requests: list[tuple[str, str]], seconds: int, workdir: Path)
     return summary
 
 
-# --- submissions -------------------------------------------------------------------------------
+# --- the goals ---------------------------------------------------------------------------------
 
 
-def submissions_load(port: int, seconds: float, students: int = CONNECTIONS) -> dict:
-    """`students` threads, each a student with its own session, answering questions for `seconds`.
+def load(seconds: int, rounds: int = 3) -> dict:
+    """Answer pages against a static file at 64 connections (ABAB rounds), then worker memory.
 
-    A student opens a question page (its CSRF token), posts an answer (timed: the POST and its
-    303), and after the last question starts a new attempt (POST retake), as a class would.
+    Before wrk starts, the bench's student answers every question and opens each answer page once.
+    Then `rounds` rounds, each one wrk run of answer pages and one of the static file, the order
+    flipping every round. Then every image the answer pages show (1x, 2x, the phone layout) is
+    fetched by several connections (fetch_figures), so both workers draw all of them, and the
+    workers' memory is read.
     """
-    questions = seed_questions()
-    stop_at = time.perf_counter() + seconds
-    latencies: list[float] = []
-    errors: list[str] = []
-    lock = threading.Lock()
-
-    def student_loop(index: int) -> None:
-        student = Student(port)
-        try:
-            position = index % len(questions)
-            while time.perf_counter() < stop_at:
-                question_id, value = questions[position]
-                try:
-                    status, took = student.answer(question_id, value)
-                except OSError as error:
-                    with lock:
-                        errors.append(type(error).__name__)
-                    continue
-                with lock:
-                    if status == 303 and took:
-                        latencies.append(took)
-                    elif status != 303:
-                        errors.append(str(status))
-                position += 1
-                if position == len(questions):
-                    position = 0
-                    # Start again: the retake form is on the summary page; its token is the session's.
-                    status, _, page = student.request("GET", f"/quiz/{BANK}/summary")
-                    match = CSRF_INPUT.search(page.decode())
-                    if match:
-                        student.request("POST", f"/quiz/{BANK}/retake", f"csrf_token={match.group(1)}")
-        finally:
-            student.close()
-
-    threads = [threading.Thread(target=student_loop, args=(i,)) for i in range(students)]
-    start = time.perf_counter()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    elapsed = time.perf_counter() - start
-    latencies.sort()
-
-    def percentile(p: float) -> float:
-        return latencies[min(len(latencies) - 1, int(p / 100 * len(latencies)))] if latencies else float("nan")
-
-    return {"requests": len(latencies), "errors": len(errors), "error_kinds": sorted(set(errors))[:5],
-            "rps": len(latencies) / elapsed, "p50_us": percentile(50) * 1e6, "p99_us": percentile(99) * 1e6}
-
-
-# --- scenarios ---------------------------------------------------------------------------------
-
-
-def answered_student(port: int) -> tuple[Student, list[str], list[str]]:
-    """A student who answered every seed question; (student, answer-page paths, plot paths)."""
-    student = Student(port)
-    answer_paths, plot_paths = [], []
-    for question_id, value in seed_questions():
-        status, _ = student.answer(question_id, value)
-        if status != 303:
-            raise RuntimeError(f"answering {question_id} gave {status}")
-        path = f"/quiz/{BANK}/{question_id}/answer"
-        status, _, page = student.request("GET", path)
-        if status != 200:
-            raise RuntimeError(f"{path} gave {status}")
-        answer_paths.append(path)
-        plot_paths += [src.replace("&amp;", "&") for src in IMG_SRC.findall(page.decode())]
-    return student, answer_paths, plot_paths
-
-
-def cold_start(app_spec: str, extra_env: dict | None = None, warm_disk_cache: bool = False) -> dict:
-    """Seconds from launching gunicorn to the first served answer page (and to the first /healthz).
-
-    The student answers on a first server; a second server, a fresh process on the same database
-    and secret key, is then timed until that student's answer page comes back 200. The first server
-    leaves its rendered figures in the instance folder's disk cache: they are deleted before the
-    second server starts (a first start, with an empty disk cache) unless `warm_disk_cache` (a restart).
-    """
-    first = Server(app_spec=app_spec, extra_env=extra_env or {})
-    first.start()
-    try:
-        probe = Student(first.port)
-        first.wait_until(probe, "/healthz")
-        student, answer_paths, _ = answered_student(first.port)
-        cookie = student.cookie
-        student.close()
-        if warm_disk_cache:
-            time.sleep(3)  # let the first server's pre-render finish filling the disk cache
-    finally:
-        first.stop()
-    cache_dir = first.instance / "plot-cache"
-    cached_files = len(list(cache_dir.glob("*/*.plot")))
-    if not warm_disk_cache:
-        shutil.rmtree(cache_dir, ignore_errors=True)
-    second = Server(app_spec=app_spec, instance=first.instance, extra_env=extra_env or {})
-    second.start()
-    try:
-        health = Student(second.port)
-        healthz_seconds = second.wait_until(health, "/healthz")
-        page = Student(second.port)
-        page.cookie = cookie
-        # The multi-head answer page: its figure is among the slower ones to draw.
-        path = next(p for p in answer_paths if "multi-head" in p or "heads" in p) if any(
-            "head" in p for p in answer_paths) else answer_paths[0]
-        answer_seconds = second.wait_until(page, path)
-        return {"healthz_s": healthz_seconds, "answer_page_s": answer_seconds, "path": path,
-                "disk_cache_files": cached_files if warm_disk_cache else 0}
-    finally:
-        second.cleanup()
-
-
-def load_scenarios(app_spec: str, seconds: int, extra_env: dict | None = None) -> dict:
-    """wrk scenarios and the submissions client against one gunicorn; returns every summary."""
-    server = Server(app_spec=app_spec, extra_env=extra_env or {})
+    server = Server()
     server.start()
-    results: dict = {"app_spec": app_spec}
+    results: dict = {"seconds": seconds, "rounds": rounds, "connections": CONNECTIONS,
+                     "gunicorn": {k: server.env.get(k) for k in ("GUNICORN_WORKERS", "GUNICORN_THREADS",
+                                                                  "GUNICORN_TIMEOUT", "OPENBLAS_NUM_THREADS")}}
     try:
         server.wait_until(Student(server.port), "/healthz")
-        student, answer_paths, plot_paths = answered_student(server.port)
-        cookie = student.cookie
-        questions = [f"/quiz/{BANK}/{q}" for q, _ in seed_questions()]
-        # The static baseline: a file of the same size as the multi-head plot, served by the same app.
-        plot = next((p for p in plot_paths if "multi-head" in p), plot_paths[0])
-        status, headers, body = student.request("GET", plot)
-        static_dir = server.instance / "static-bench"
-        static_dir.mkdir(exist_ok=True)
-        (static_dir / Path(STATIC_PATH).name).write_bytes(os.urandom(len(body)))
-        results["plot_bytes"] = len(body)
-        workdir = server.instance
-        scenarios = {
-            "static file": [("", STATIC_PATH)],
-            "cached plot": [("", plot)],
-            "question pages": [("", q) for q in questions],
-            "answer pages": [(cookie, a) for a in answer_paths],
-            "plot URLs": [("", p) for p in plot_paths],
-            "mix": [("", q) for q in questions] + [(cookie, a) for a in answer_paths] + [("", p) for p in plot_paths],
-        }
-        for name, requests in scenarios.items():
-            results[name] = wrk(server.port, requests, seconds, workdir)
-            time.sleep(1)
-        results["submissions"] = submissions_load(server.port, seconds)
+        _wait_for_workers(server)
+        results["memory_booted"] = server.worker_memory_mb()
+        student, answer_paths, images = answered_student(server.port)
+        pages = [(student.cookie, path) for path in answer_paths]
+        results["answer_paths"] = answer_paths
+        scenarios = {"answer pages": pages, "static file": [("", STATIC_PATH)]}
+        results["answer pages"], results["static file"] = [], []
+        names = list(scenarios)
+        for index in range(rounds):
+            for name in names if index % 2 == 0 else names[::-1]:
+                results[name].append(wrk(server.port, scenarios[name], seconds, server.instance))
+                time.sleep(1)
+        # For reading the goal (not a goal): the same 64 connections, each pausing like a reader.
+        results["answer pages, paced"] = wrk(server.port, pages, seconds, server.instance, pause_ms=PAUSE_MS)
+        results["memory_after_pages"] = server.worker_memory_mb()
+        results["figures"] = fetch_figures(server.port, [url for urls in images.values() for url in urls])
         results["memory"] = server.worker_memory_mb()
+        results["cache_entries"] = _cache_entries()
     finally:
         server.cleanup()
     return results
 
 
-def test_client_cached_vs_static(rounds: int = 15, calls: int = 200) -> dict:
-    """In-process (Flask test client): a cached plot against a same-size static file, interleaved."""
-    from app import create_app
+def fetch_figures(port: int, urls: list[str], connections: int = 8) -> dict:
+    """Each of `connections` keep-alive connections fetches every URL once, in its own order.
 
-    instance = Path(tempfile.mkdtemp(prefix="aq-bench-tc-"))
-    try:
-        # No pre-render thread and no disk cache: only the one cached figure is measured, in memory.
-        app = create_app({"SECRET_KEY": "bench-" + "k" * 40, "DATABASE_URL": f"sqlite:///{instance / 'tc.sqlite3'}",
-                          "RATE_LIMIT_PLOTS": "1000000 per minute", "PLOT_PRERENDER": False,
-                          "PLOT_CACHE_DIR": False})
-        add_static_route(app, instance)
-        client = app.test_client()
-        plot = "/plots/multi-head.png?sentence=the+cat+sat+on+the+mat+while+the+dog+ran&num_heads=2&d_model=16&temperature=1.0"
-        body = client.get(plot).data
-        (instance / Path(STATIC_PATH).name).write_bytes(os.urandom(len(body)))
-        assert client.get(STATIC_PATH).status_code == 200
-        times = {"cached plot": [], "static file": []}
-        for index in range(rounds):
-            order = ("cached plot", "static file") if index % 2 == 0 else ("static file", "cached plot")
-            for name in order:
-                path = plot if name == "cached plot" else STATIC_PATH
+    A connection sticks to the worker that accepted it, so with 8 connections both workers (with
+    probability 1 - 2^-7) get every figure, and draw it on their first request for it.
+    """
+    import random
+
+    errors, latencies, sizes = [], [], {}
+    lock = threading.Lock()
+
+    def fetch_all(index: int) -> None:
+        client = Student(port, timeout=60)
+        order = urls[:]
+        random.Random(index).shuffle(order)
+        try:
+            for url in order:
                 start = time.perf_counter()
-                for _ in range(calls):
-                    client.get(path)
-                times[name].append((time.perf_counter() - start) / calls)
-        ratios = [s / p for p, s in zip(times["cached plot"], times["static file"])]
-        return {"ratio": statistics.median(ratios), "plot_us": statistics.median(times["cached plot"]) * 1e6,
-                "static_us": statistics.median(times["static file"]) * 1e6, "bytes": len(body)}
+                try:
+                    status, _, body = client.request("GET", url)
+                except OSError as error:
+                    status, body = type(error).__name__, b""
+                    client.reconnect()
+                with lock:
+                    latencies.append(time.perf_counter() - start)
+                    if status != 200:
+                        errors.append(str(status))
+                    else:
+                        sizes[url] = len(body)
+        finally:
+            client.close()
+
+    threads = [threading.Thread(target=fetch_all, args=(i,)) for i in range(connections)]
+    start = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return {"urls": len(urls), "requests": len(latencies), "errors": len(errors), "error_kinds": sorted(set(errors)),
+            "seconds": time.perf_counter() - start, "max_s": max(latencies, default=0.0),
+            "image_bytes": sum(sizes.values()), "visuals": len({url.split("?")[0] + _kind_params(url) for url in sizes})}
+
+
+def _kind_params(url: str) -> str:
+    """A figure URL's kind params without the variant (scale, layout): one cache entry per value."""
+    from urllib.parse import parse_qsl
+
+    query = url.split("?", 1)[1] if "?" in url else ""
+    return "?" + urlencode(sorted((k, v) for k, v in parse_qsl(query) if k not in ("scale", "layout")))
+
+
+def _cache_entries() -> int:
+    from app import DEFAULTS
+
+    return int(os.environ.get("FLASK_PLOT_CACHE_ENTRIES", DEFAULTS["PLOT_CACHE_ENTRIES"]))
+
+
+def _wait_for_workers(server: Server, timeout: float = 30.0) -> None:
+    """Until every worker has loaded the app (each answers; ps shows them all), then a second more."""
+    deadline = time.perf_counter() + timeout
+    while len(server.worker_pids()) < server.workers and time.perf_counter() < deadline:
+        time.sleep(0.05)
+    probes = [Student(server.port) for _ in range(2 * server.workers)]
+    for probe in probes:  # a few parallel connections: gunicorn hands them to whichever worker is free
+        server.wait_until(probe, "/healthz")
+        probe.close()
+    time.sleep(1.0)
+
+
+def cold_start(rounds: int = 3) -> dict:
+    """Seconds from launch to the first served answer page, against a bare gunicorn's first response.
+
+    A student answers every question on a first server, which is then stopped. Then, `rounds` times
+    and alternating with the baseline: the entrypoint is launched on the same instance folder (its
+    database and secret key), and a student's answer page (the multi-head one) is polled every
+    10 ms until it is served (200); then that page's figure is fetched once. The goal's time runs
+    from the moment the entrypoint exec's gunicorn (the secret-key check and init-db come before;
+    their time is reported too). The baseline launches gunicorn with the same settings on a WSGI
+    app that imports nothing (bench.wsgi) and times its first 200.
+    """
+    first = Server()
+    first.start()
+    try:
+        first.wait_until(Student(first.port), "/healthz")
+        student, answer_paths, images = answered_student(first.port)
+        cookie = student.cookie
+        student.close()
     finally:
-        shutil.rmtree(instance, ignore_errors=True)
+        first.stop()
+    path = next((p for p in answer_paths if any("/plots/multi-head." in url for url in images[p])), answer_paths[0])
+    image = images[path][0]
+    launches = {"app": [], "bare gunicorn": []}
+    try:
+        for index in range(rounds):
+            for name in ("app", "bare gunicorn") if index % 2 == 0 else ("bare gunicorn", "app"):
+                if name == "app":
+                    launches[name].append(_launch_app(first, cookie, path, image))
+                else:
+                    launches[name].append(_launch_bare())
+    finally:
+        first.cleanup()
+    return {"path": path, "image": image, "launches": launches, "rounds": rounds}
 
 
-def add_static_route(app, directory: Path) -> None:
-    """Serve `directory` at /bench-static/ the way Flask serves /static/ (send_from_directory)."""
-    from flask import send_from_directory
+def _launch_app(first: Server, cookie: str, path: str, image: str) -> dict:
+    server = Server(instance=first.instance, secret_key=first.secret_key)
+    server.start()
+    try:
+        page = Student(server.port)
+        page.cookie = cookie
+        answer_s = server.wait_until(page, path)
+        status, _, _ = page.request("GET", image)
+        image_s = time.perf_counter() - server.started_at
+        exec_s = (server.exec_at - server.started_at) if server.exec_at else 0.0
+        return {"entrypoint_to_answer_page_s": answer_s, "preamble_s": exec_s, "answer_page_s": answer_s - exec_s,
+                "image_s": image_s - exec_s, "image_status": status}
+    finally:
+        server.stop()
 
-    app.add_url_rule("/bench-static/<path:name>", "bench_static",
-                     lambda name: send_from_directory(directory, name))
+
+def _launch_bare() -> dict:
+    server = Server(app_spec="bench.wsgi:app", entrypoint=False)
+    server.start()
+    try:
+        return {"first_response_s": server.wait_until(Student(server.port), "/")}
+    finally:
+        server.cleanup()
+
+
+def explain(load_results: dict | None, cold: dict | None, always: bool = False) -> dict:
+    """For each server goal not met (or all, with `always`): bench.why's measurement of it."""
+    from . import why
+
+    summary = summarise(load_results, cold)
+    out = {}
+    if load_results and (always or summary["p99_ms"] >= P99_GOAL_MS or summary["errors"]):
+        out["answer_page"] = why.run("answer_page")
+    if load_results and (always or summary["peak_mb"] >= RSS_GOAL_MB):
+        out["memory"] = why.run("memory")
+    if cold and (always or summary["cold_start_s"] >= COLD_START_GOAL_S):
+        out["create_app"] = why.run("create_app")
+    return out
+
+
+def summarise(load_results: dict | None, cold: dict | None) -> dict:
+    """The goal figures from the raw runs (medians over rounds; errors summed)."""
+    out: dict = {}
+    if load_results:
+        pages, static = load_results["answer pages"], load_results["static file"]
+        out["p99_ms"] = statistics.median(r["p99_us"] for r in pages) / 1e3
+        out["p99_worst_ms"] = max(r["p99_us"] for r in pages) / 1e3
+        out["p99_vs_static"] = statistics.median(a["p99_us"] / s["p99_us"] for a, s in zip(pages, static))
+        out["errors"] = sum(r["errors"] for r in pages)
+        out["rps"] = statistics.median(r["rps"] for r in pages)
+        out["rps_vs_static"] = statistics.median(a["rps"] / s["rps"] for a, s in zip(pages, static))
+        memory = load_results["memory"]
+        out["peak_mb"] = memory["peak_mb"]
+        out["peak_vs_booted"] = memory["peak_mb"] / max(load_results["memory_booted"]["rss_mb"], 1e-9)
+    if cold:
+        app, bare = cold["launches"]["app"], cold["launches"]["bare gunicorn"]
+        out["cold_start_s"] = statistics.median(r["answer_page_s"] for r in app)
+        out["cold_start_worst_s"] = max(r["answer_page_s"] for r in app)
+        out["cold_start_vs_bare"] = statistics.median(
+            a["answer_page_s"] / b["first_response_s"] for a, b in zip(app, bare))
+        out["bare_s"] = statistics.median(r["first_response_s"] for r in bare)
+        out["preamble_s"] = statistics.median(r["preamble_s"] for r in app)
+        out["image_s"] = statistics.median(r["image_s"] for r in app)
+    return out

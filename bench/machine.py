@@ -22,24 +22,34 @@ def describe() -> dict:
         "numpy": numpy.__version__,
         "matplotlib": matplotlib.__version__,
         "torch": _torch_version(),
+        "memory_gb": _memory_gb(),
         "kernel": platform.release(),
         "environment": {name: os.environ.get(name, "(unset)") for name in BLAS_VARIABLES},
         "blas": _blas(),
         "wrk": _wrk_version(),
-        "engine_softmax": _engine_softmax(),
+        "gunicorn": _version("gunicorn"),
+        "flask": _version("flask"),
     }
     return info
 
 
-def _engine_softmax() -> str:
-    """Whether the engine's float32 softmaxes run in its C kernel here (docs/engine.md)."""
-    from app.engine import attention
+def _memory_gb() -> float:
+    try:
+        for line in open("/proc/meminfo"):
+            if line.startswith("MemTotal:"):
+                return int(line.split()[1]) / 1024**2
+    except OSError:
+        pass
+    return 0.0
 
-    if attention.use_kernel:
-        return "the C kernel (app/engine/_fastsoftmax.c, AVX2 and FMA)"
-    if attention._fastsoftmax is None:
-        return "NumPy (the C kernel is not built)"
-    return "NumPy (the C kernel is built, but this CPU lacks AVX2 or FMA)"
+
+def _version(distribution: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(distribution)
+    except PackageNotFoundError:
+        return "not installed"
 
 
 def _cpu_model() -> str:

@@ -1,15 +1,20 @@
 """The naive baseline for the plot benchmark: each visual drawn the way a first version would be.
 
 It draws the same figure as the app, panel for panel and number for number, because it runs the
-app's own drawing code for the content, but with the naive machinery swapped in:
+kind's own compute, words and drawing code (kind.describe, then kind.draw), with the naive machinery
+swapped in:
 
-- figures from pyplot (`plt.figure`, so every `figure.subplots(...)` is `plt.subplots`);
-- one `ax.text` per annotated heatmap cell (instead of the app's single collection);
-- `fig.tight_layout()` then `fig.savefig(...)` at 100 dpi, then `plt.close(fig)`.
+- `app.plots.figure.new_figure`, the one figure factory every draw function calls, makes a pyplot
+  figure (`plt.figure(figsize=..., dpi=100)`, no layout engine), so `figure.subplots(...)` is what
+  `plt.subplots` gives;
+- `cell_labels` (the heatmaps' cell numbers) writes one `ax.text` per cell instead of the app's
+  single collection of glyph outlines;
+- the image is `fig.tight_layout()`, then `fig.savefig(...)` (PNG at 100 dpi, or SVG for an SVG
+  kind, matplotlib's defaults otherwise), then `plt.close(fig)`.
 
-So it is a faithful re-implementation of every figure (same panels, titles, labels, colour bars and
-cell numbers); positions differ slightly because tight_layout is not the app's layout. The patching
-is process-wide, so it only ever runs in its own worker process (bench._worker "naive").
+Positions differ a little because tight_layout is not the app's layout; the panels, titles, labels,
+colour bars and cell numbers are the same. The patching is process-wide, so it only ever runs in its
+own worker process (bench._worker "naive").
 """
 
 from __future__ import annotations
@@ -26,11 +31,12 @@ import matplotlib.pyplot as plt  # noqa: E402  (the point of the baseline)
 
 from bench.stubs import stub_complexity_timing  # noqa: E402
 
+DPI = 100
 _installed = False
 
 
 def _pyplot_figure(width: float, height: float, layout: str | None = None):
-    return plt.figure(figsize=(width, height), dpi=100)
+    return plt.figure(figsize=(width, height), dpi=DPI)
 
 
 def _text_per_cell(ax, x, y, labels, colours, fontsize: float = 8) -> None:
@@ -38,37 +44,38 @@ def _text_per_cell(ax, x, y, labels, colours, fontsize: float = 8) -> None:
         ax.text(xi, yi, label, ha="center", va="center", fontsize=fontsize, color=colour)
 
 
-def _save(figure, image_format: str) -> bytes:
+def save(figure, image_format: str) -> bytes:
     buffer = io.BytesIO()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # tight_layout warns about colour-bar axes; it still runs
         figure.tight_layout()
-        figure.savefig(buffer, format=image_format, dpi=100)
+        figure.savefig(buffer, format=image_format, dpi=DPI)
     plt.close(figure)
     return buffer.getvalue()
 
 
 def install() -> None:
-    """Swap the naive machinery into the app's plot and kind modules (this process only)."""
+    """Swap the naive machinery into every app.plots module (this process only).
+
+    The draw modules import new_figure and cell_labels by name, so each module's own name is
+    replaced; app.plots.figure's heatmap() finds cell_labels in its module, which is replaced too.
+    """
     global _installed
     if _installed:
         return
     import app.plots
-    import app.visuals
-    import app.visuals.kinds
 
-    app.visuals.get_kind("soft-lookup")  # registers every kind
     stub_complexity_timing()
+    patched = []
     for info in pkgutil.iter_modules(app.plots.__path__):
         module = importlib.import_module(f"app.plots.{info.name}")
         if hasattr(module, "new_figure"):
             module.new_figure = _pyplot_figure
+            patched.append(info.name)
         if hasattr(module, "cell_labels"):
             module.cell_labels = _text_per_cell
-    # The kinds import to_png/to_svg from app.plots.figure when they draw, so patching there reaches them.
-    figure_module = importlib.import_module("app.plots.figure")
-    figure_module.to_png = lambda figure: _save(figure, "png")
-    figure_module.to_svg = lambda figure: _save(figure, "svg")
+    if "figure" not in patched:
+        raise RuntimeError("app.plots.figure.new_figure is gone: the naive baseline cannot swap pyplot in")
     _installed = True
 
 
@@ -79,4 +86,10 @@ def naive_render(kind_name: str):
 
     kind = get_kind(kind_name)
     params = kind.parse({})
-    return lambda: kind.render(params).image
+
+    def render() -> bytes:
+        computed = kind.describe(params)  # the engine, alt text and caption, as kind.render does
+        figure = kind.draw(params, computed.result, kind.figure_inches(params))
+        return save(figure, kind.format)
+
+    return render

@@ -11,6 +11,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,24 +22,44 @@ ROOT = Path(__file__).resolve().parent.parent
 REST_SECONDS = 0.15
 
 
+class WorkerFailed(RuntimeError):
+    """A worker process died (e.g. a visual kind that does not render): the message has its stderr's end."""
+
+
 class Worker:
     """A `python -m bench._worker KIND ARGS...` process that times `calls` calls on request."""
 
     def __init__(self, kind: str, *args, env: dict | None = None):
         self.label = " ".join([kind, *map(str, args)])
+        self.stderr = tempfile.TemporaryFile(mode="w+")  # a file, not a pipe: a chatty worker cannot block
         self.process = subprocess.Popen(
             [sys.executable, "-m", "bench._worker", kind, *map(str, args)],
-            cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+            cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr, text=True,
             env={**os.environ, **(env or {})},
         )
-        ready = self.process.stdout.readline()
-        if not ready:
-            raise RuntimeError(f"worker {self.label!r} failed to start")
+        self._read()  # {"ready": true} once the factory and one warm-up call have run
+
+    def _read(self) -> dict:
+        line = self.process.stdout.readline()
+        if not line:
+            self.process.wait()
+            self.stderr.seek(0)
+            tail = self.stderr.read()[-3000:].strip()
+            raise WorkerFailed(f"worker {self.label!r} exited with {self.process.returncode}: {tail}")
+        return json.loads(line)
+
+    def _send(self, command: dict) -> dict:
+        self.process.stdin.write(json.dumps(command) + "\n")
+        self.process.stdin.flush()
+        return self._read()
 
     def time(self, calls: int) -> float:
-        self.process.stdin.write(json.dumps({"calls": calls}) + "\n")
-        self.process.stdin.flush()
-        return json.loads(self.process.stdout.readline())["seconds"]
+        """Mean seconds per call over `calls` calls."""
+        return self._send({"calls": calls})["seconds"]
+
+    def profile(self, calls: int) -> dict:
+        """cProfile over `calls` calls (bench._worker.profile)."""
+        return self._send({"profile": calls})
 
     def close(self) -> None:
         if self.process.poll() is None:
@@ -49,6 +70,7 @@ class Worker:
             except (OSError, subprocess.TimeoutExpired):
                 self.process.kill()
                 self.process.wait()
+        self.stderr.close()
 
     def __enter__(self):
         return self
@@ -62,6 +84,7 @@ class Interleaved:
     """Per-round times of each contender; round r of every contender ran back to back."""
 
     times: dict[str, list[float]] = field(default_factory=dict)
+    calls: dict[str, int] = field(default_factory=dict)  # calls per batch of each contender
 
     def median(self, name: str) -> float:
         return statistics.median(self.times[name])
@@ -69,6 +92,10 @@ class Interleaved:
     def ratio(self, name: str, baseline: str) -> float:
         """Median over rounds of time(name) / time(baseline) within the same round."""
         return statistics.median(a / b for a, b in zip(self.times[name], self.times[baseline]))
+
+    def ratios(self, name: str, baseline: str) -> list[float]:
+        """The per-round ratios, in round order."""
+        return [a / b for a, b in zip(self.times[name], self.times[baseline])]
 
     def ratio_spread(self, name: str, baseline: str) -> tuple[float, float]:
         """The quartiles of the per-round ratios: how much the noise moved them."""
@@ -86,7 +113,7 @@ def calls_for(worker: Worker, target_seconds: float) -> int:
 def interleave(workers: dict[str, Worker], rounds: int, batch_seconds: float) -> Interleaved:
     """ABAB...: each round runs one batch of every worker, in alternating order, resting between."""
     calls = {name: calls_for(worker, batch_seconds) for name, worker in workers.items()}
-    result = Interleaved({name: [] for name in workers})
+    result = Interleaved({name: [] for name in workers}, calls)
     names = list(workers)
     for round_index in range(rounds):
         order = names if round_index % 2 == 0 else names[::-1]

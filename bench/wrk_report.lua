@@ -16,6 +16,14 @@ function init(args)
   counter = math.random(#paths)
 end
 
+-- WRK_DELAY_MS > 0: each connection waits that long after each response (a student reading the page).
+local pause = tonumber(os.getenv("WRK_DELAY_MS") or "0")
+if pause > 0 then
+  function delay()
+    return pause
+  end
+end
+
 function request()
   counter = counter % #paths + 1
   return paths[counter]

@@ -1,17 +1,7 @@
-"""`gunicorn "bench.wsgi:app"`: the app as shipped, plus /bench-static/ for the same-size file.
+"""The cold-start baseline: a WSGI app that imports nothing and answers 200, served by the same gunicorn
+settings as the app (`gunicorn --config docker/gunicorn.conf.py bench.wsgi:app`)."""
 
-The file lives in the bench's instance folder (FLASK_INSTANCE_PATH/static-bench), and is served by
-send_from_directory like Flask's own /static/ route, through the same app, middleware and headers.
-Everything else (pre-render, disk cache) is create_app's defaults, changed only through FLASK_* variables.
-"""
 
-from __future__ import annotations
-
-import os
-from pathlib import Path
-
-from app import create_app
-from bench.http import add_static_route
-
-app = create_app()
-add_static_route(app, Path(os.environ["FLASK_INSTANCE_PATH"]) / "static-bench")
+def app(environ, start_response):
+    start_response("200 OK", [("Content-Type", "text/plain"), ("Content-Length", "2")])
+    return [b"ok"]

@@ -48,6 +48,13 @@
             return;
           }
           var body = result.body;
+          var narrow = section.querySelector("source.visual-narrow");
+          if (narrow && body.narrow) {
+            narrow.srcset = body.narrow.srcset;
+            narrow.width = body.narrow.width;
+            narrow.height = body.narrow.height;
+          }
+          image.srcset = body.srcset;
           image.src = body.src;
           // The tag keeps the size of the figure it shows (more heads take a second row).
           image.width = body.width;

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -91,7 +92,7 @@ class LiveServer:
 @pytest.fixture(scope="module")
 def live_server(tmp_path_factory):
     database = tmp_path_factory.mktemp("db") / "browser.sqlite3"
-    app = create_app({"TESTING": False, "SECRET_KEY": "browser-test-secret", "PLOT_PRERENDER": False,
+    app = create_app({"TESTING": False, "SECRET_KEY": "browser-test-secret",
                       "QUIZ_DIR": str(resource_dir("quizzes")), "DATABASE_URL": f"sqlite:///{database}"})
     with LiveServer(app) as server:
         yield server
@@ -120,6 +121,13 @@ def artifacts() -> Path:
     return ARTIFACTS
 
 
+def pytest_collection_modifyitems(items):
+    # A test that uses the PostgreSQL server is slow, whichever module it is in.
+    for item in items:
+        if "postgres" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(scope="session")
 def postgres():
     """A private PostgreSQL server for the whole test session (Debian's postgresql package)."""
@@ -139,3 +147,61 @@ def run_python(code: str, env: dict | None = None) -> str:
                                text=True, timeout=120, check=False, env={**os.environ, **(env or {})})
     assert completed.returncode == 0, completed.stderr
     return completed.stdout.strip()
+
+
+# --- visuals -------------------------------------------------------------------------------------
+
+
+def quadratic_seconds(sizes, d, l, **options):  # noqa: E741 - the complexity kind's names
+    """A stand-in for the complexity kind's live timing: 0.1 µs overhead plus N²·(d + l)·0.1 ns, so
+    the fitted slope is about 2 and every render of the same params gives the same bytes."""
+    import numpy as np
+
+    sizes = np.asarray(sizes, dtype=float)
+    return 1e-7 + sizes**2 * (d + l) * 1e-10
+
+
+@pytest.fixture
+def complexity_timing(monkeypatch):
+    """The complexity kind times the engine while it computes; this gives it quadratic_seconds instead
+    (and does nothing to a complexity kind that no longer measures times)."""
+    from app.visuals.kinds import complexity
+
+    monkeypatch.setattr(complexity, "measure_attention_seconds", quadratic_seconds, raising=False)
+
+
+@dataclass(frozen=True)
+class DefaultRender:
+    kind: object  # the registered VisualKind
+    params: object  # kind.parse({})
+    rendered: object  # kind.render(params): scale 1, the wide layout
+
+
+class DefaultRenders(dict):
+    """name -> DefaultRender; a kind whose default render failed raises its error for its own tests only."""
+
+    def __getitem__(self, name: str) -> DefaultRender:
+        value = super().__getitem__(name)
+        if isinstance(value, Exception):
+            raise RuntimeError(f"rendering the default {name!r} figure failed: {value!r}") from value
+        return value
+
+
+@pytest.fixture(scope="session")
+def default_renders() -> DefaultRenders:
+    """Every registered kind's default figure, rendered once per test session (the complexity kind
+    with quadratic_seconds as its timing, as the complexity_timing fixture gives it)."""
+    from app.visuals import KINDS, get_kind
+    from app.visuals.kinds import complexity
+
+    get_kind("soft-lookup")  # registers every kind
+    renders = DefaultRenders()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(complexity, "measure_attention_seconds", quadratic_seconds, raising=False)
+        for name, kind in sorted(KINDS.items()):
+            try:
+                params = kind.parse({})
+                renders[name] = DefaultRender(kind, params, kind.render(params))
+            except Exception as error:  # noqa: BLE001 - reported by each test that uses this kind
+                renders[name] = error
+    return renders

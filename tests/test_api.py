@@ -100,3 +100,25 @@ def test_unknown_question_grade_is_json_404(client):
 def test_api_is_exempt_from_csrf_but_requires_json(client):
     response = client.post(GRADE.format(bank=SEED_BANK, question="head-dimension"), json={"answer": "32"})
     assert response.status_code == 200
+
+
+def test_a_grade_is_sent_with_its_fields_in_order_and_its_markdown_rendered():
+    from app.grading import grade
+    from app.web.api import grade_json
+    from test_grading import SINGLE
+
+    body = grade_json(grade(SINGLE, "128"))
+    assert list(body) == ["correct", "score", "answer", "correct_answer", "feedback", "explanation_html"]
+    assert body["feedback"] == [
+        {"option": "32", "selected": False, "correct": True, "feedback_html": "Right."},
+        {"option": "64", "selected": False, "correct": False, "feedback_html": None},
+        {"option": "128", "selected": True, "correct": False, "feedback_html": None},
+    ]
+    assert body["explanation_html"].startswith("<p>") and "<math" in body["explanation_html"]  # $...$ as MathML
+
+
+@pytest.mark.parametrize("seed", ["-1", "abc", "", "²", "1" * 5000, "2147483648"])
+def test_a_bad_seed_in_the_query_is_a_400_that_gives_the_range(client, seed):
+    response = client.get("/api/banks/attention-practice/questions/head-dimension-variant", query_string={"seed": seed})
+    assert response.status_code == 400
+    assert response.get_json()["error"]["message"].startswith("seed must be a whole number from 0 to 2147483647; got ")

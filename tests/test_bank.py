@@ -1296,3 +1296,75 @@ def test_documented_visual_examples_are_valid():
         body = "- id: v\n  type: numeric\n  prompt: P\n  answer: 1\n  explanation: E\n" + indent(example, "  ")
         result = load_bank_bytes(questions(body).encode("utf-8"), "authoring.md", check_visual)
         assert result.errors == (), [str(e) for e in result.errors]
+
+
+# --------------------------------------------------------------------------------------------------
+# The one translator of pydantic errors, as a visual's parameters use it (with their name)
+
+def _errors_of(values: dict) -> list[dict]:
+    from typing import Literal
+
+    from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+    class Params(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        d_model: int = Field(default=16, ge=2, le=64)
+        temperature: float = Field(default=1.0, gt=0, le=20, allow_inf_nan=False)
+        causal: Literal["off", "on"] = "off"
+        queries: str = Field(default="cat", min_length=1, max_length=80)
+
+    try:
+        Params.model_validate(values)
+    except ValidationError as error:
+        return error.errors(include_url=False)
+    raise AssertionError("no error")
+
+
+@pytest.mark.parametrize("values, message", [
+    ({"d_model": 100}, "d_model must be at most 64, got 100"),
+    ({"d_model": "1"}, "d_model must be at least 2, got '1'"),
+    ({"d_model": "x"}, "d_model must be a whole number, got 'x'"),
+    ({"d_model": 2.5}, "d_model must be a whole number, got 2.5"),
+    ({"temperature": 0}, "temperature must be greater than 0.0, got 0"),
+    ({"temperature": "hot"}, "temperature must be a number, got 'hot'"),
+    ({"temperature": "nan"}, "temperature must be a number, got 'nan'"),
+    ({"causal": "maybe"}, "causal must be one of 'off' or 'on', got 'maybe'"),
+    ({"queries": ""}, "queries must not be empty"),
+    ({"queries": "x" * 81}, "queries must be at most 80 characters"),
+    ({"x": 1}, "unknown parameter 'x'"),
+])
+def test_the_translator_names_a_visual_parameter(values, message):
+    from app.bank.messages import describe_pydantic_error
+
+    (item,) = _errors_of(values)
+    assert describe_pydantic_error(item, name=str(item["loc"][0])) == message
+
+
+def test_the_translator_without_a_name_reads_after_a_field_path():
+    from app.bank.messages import describe_pydantic_error
+
+    (item,) = _errors_of({"d_model": 100})
+    assert describe_pydantic_error(item) == "must be at most 64, got 100"
+    (item,) = _errors_of({"quries": "a"})
+    assert describe_pydantic_error(item, allowed=["d_model", "queries"]) == (
+        "unknown field 'quries'; did you mean 'queries'? (allowed: d_model, queries)")
+
+
+@pytest.mark.parametrize("raw, seed", [(None, 0), ("0", 0), ("7", 7), (7, 7), ("2147483647", 2**31 - 1)])
+def test_parse_seed_reads_query_strings_and_json(raw, seed):
+    from app.bank.variants import parse_seed
+
+    assert parse_seed(raw) == seed
+
+
+@pytest.mark.parametrize("raw, shown", [
+    ("-1", "'-1'"), (-1, "-1"), ("", "''"), ("²", "'²'"), (True, "true"), (1.5, "1.5"), (2**31, "2147483648"),
+    ("9" * 5000, repr("9" * 37 + "...")), (10**400, "a number of more than 40 digits"), ([1], "a list"),
+])
+def test_parse_seed_refuses_anything_else_in_one_sentence(raw, shown):
+    from app.bank.variants import parse_seed
+    from app.errors import BadInput
+
+    with pytest.raises(BadInput) as error:
+        parse_seed(raw)
+    assert str(error.value) == f"seed must be a whole number from 0 to 2147483647; got {shown}."

@@ -6,6 +6,9 @@ Exit codes: 0 all banks valid, 1 any error (or no bank files), 2 a path that doe
 from __future__ import annotations
 
 import json
+import os
+import re
+import subprocess
 import sys
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -162,6 +165,32 @@ def test_unknown_format_is_a_usage_error(bank_dir):
     result = flask_runner(bank_dir).invoke(args=["validate-quizzes", "--format", "xml"])
     assert result.exit_code == 2
     assert "'xml' is not one of 'text', 'json'" in result.stderr
+
+
+# --------------------------------------------------------------------------------------------------
+# The real `flask` command in its own process: each command prints its own output, no start-up logs
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.parametrize("args, output", [
+    (["validate-quizzes"], "ok  "),
+    (["selftest-quizzes"], "demo"),
+    (["export-quiz", "demo", "--format", "gift"], "::heads::"),
+])
+def test_flask_commands_print_their_own_output_without_info_logs(tmp_path, args, output):
+    (tmp_path / "quizzes").mkdir()
+    (tmp_path / "quizzes" / "good.yaml").write_text(GOOD)
+    env = {**os.environ, "FLASK_QUIZ_DIR": str(tmp_path / "quizzes"), "FLASK_INSTANCE_PATH": str(tmp_path / "instance"),
+           "FLASK_DATABASE_URL": f"sqlite:///{tmp_path / 'quiz.sqlite3'}"}
+    for name in ("FLASK_DEBUG", "FLASK_TESTING"):
+        env.pop(name, None)
+    result = subprocess.run([str(Path(sys.executable).parent / "flask"), "--app", "app", *args], cwd=ROOT, env=env,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert output in result.stdout + result.stderr
+    logged = [line for line in (result.stdout + result.stderr).splitlines() if re.search(r"\bINFO\b", line)]
+    assert logged == [], "start-up logs in a command's output"
 
 
 # --------------------------------------------------------------------------------------------------

@@ -5,7 +5,9 @@ References are naive pure-Python loops; properties are checked with hypothesis.
 
 from __future__ import annotations
 
+import inspect
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -30,18 +32,6 @@ from app.engine import (
 FAST = settings(deadline=None, max_examples=30)
 
 
-@pytest.fixture(autouse=True, scope="module", params=["C kernel", "NumPy"])
-def softmax_path(request):
-    """Every test here runs twice: float32 softmaxes by the C kernel, and all by NumPy."""
-    import app.engine.attention as attention_module
-
-    built = attention_module.use_kernel
-    if request.param == "C kernel" and not built:
-        pytest.skip("the engine's C kernel is not built here; it runs where a C compiler was there at install, "
-                    "on x86-64 with AVX2 and FMA (tests/test_fastsoftmax.py fails if it could run but was not built)")
-    attention_module.use_kernel = request.param == "C kernel"
-    yield request.param
-    attention_module.use_kernel = built
 seeds = st.integers(min_value=0, max_value=2**32 - 1)
 
 
@@ -98,7 +88,7 @@ def naive_linear(x, w, b):
     ]
 
 
-def naive_mha(mha: MultiHeadAttention, x, kv=None, mask=None):
+def naive_mha(mha: MultiHeadAttention, x, kv=None, mask=None, temperature=1.0):
     """Head by head: head i attends with columns i*d_k:(i+1)*d_k of Q, K, V; then w_o."""
     kv = x if kv is None else kv
     q = naive_linear(x, mha.w_q.tolist(), mha.b_q.tolist())
@@ -111,13 +101,19 @@ def naive_mha(mha: MultiHeadAttention, x, kv=None, mask=None):
         columns = slice(head * d_k, (head + 1) * d_k)
         out, weights = naive_attention(
             [row[columns] for row in q], [row[columns] for row in k], [row[columns] for row in v],
-            mask=mask,
+            mask=mask, temperature=temperature,
         )
         for row, head_row in zip(concatenated, out):
             row.extend(head_row)
         all_weights.append(weights)
     output = naive_linear(concatenated, mha.w_o.tolist(), mha.b_o.tolist())
     return np.array(output), np.array(all_weights)
+
+
+def test_docs_show_the_naive_reference_the_tests_use():
+    docs = (Path(__file__).parent.parent / "docs" / "engine.md").read_text(encoding="utf-8")
+    for reference in (naive_softmax, naive_attention, naive_linear, naive_mha):
+        assert inspect.getsource(reference) in docs, f"docs/engine.md shows an old {reference.__name__}"
 
 
 # --- softmax -------------------------------------------------------------------------------
@@ -378,90 +374,16 @@ def test_shared_keys_broadcast_over_a_batch_of_queries():
         assert_allclose(output[item], item_output)
 
 
-def test_threaded_row_block_softmax_matches_whole_array_softmax(monkeypatch):
-    # Lower the size at which the engine normalises scores in threaded row blocks, so a
-    # small problem takes that path.
-    import app.engine.attention as attention_module
-
-    monkeypatch.setattr(attention_module, "_THREADED_MIN_ENTRIES", 1 << 12)
-    monkeypatch.setattr(attention_module, "_BLOCK_BYTES", 4096)
-    # The max-shifted softmax in every block, so the numbers must equal softmax()'s exactly.
-    monkeypatch.setattr(attention_module, "_SHIFT_FREE_MIN_ENTRIES", 1 << 62)
-    q, k, v = random_arrays(8, (2, 300, 16), (2, 600, 16), (2, 600, 8), dtype=np.float32)
-    mask = np.random.default_rng(8).random((300, 600)) < 0.5
-    mask[7] = False
-    output, weights = scaled_dot_product_attention(q, k, v, mask=mask)
-    scores = np.where(mask, (q * np.float32(1 / 4)) @ np.swapaxes(k, 1, 2), -np.inf)
-    assert_array_equal(weights, softmax(scores))
-    assert_array_equal(weights[:, 7], 0.0)
-    assert_allclose(weights.sum(axis=-1)[:, :7], 1.0, rtol=1e-5)
-    assert_allclose(output, weights @ v, rtol=1e-6)
-
-
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_shift_free_softmax_of_bounded_scores_matches_the_shifted_one(monkeypatch, dtype):
-    # Scores bounded by Cauchy–Schwarz well inside exp's range skip the max subtraction;
-    # the weights must be those of the max-shifted softmax up to rounding, masked keys
-    # exactly 0, a fully masked query all 0 (not NaN), in threaded blocks or not.
-    import app.engine.attention as attention_module
-
-    q, k, v = random_arrays(16, (2, 300, 16), (2, 600, 16), (2, 600, 8), dtype=dtype)
-    mask = np.random.default_rng(16).random((300, 600)) < 0.5
-    mask[7] = False
-    scale = 1 / math.sqrt(16)
-    assert attention_module._score_bound(q, k, scale) <= attention_module._SHIFT_FREE_BOUND
-    assert q.size * 600 // 16 >= attention_module._SHIFT_FREE_MIN_ENTRIES
-    output, weights = scaled_dot_product_attention(q, k, v, mask=mask)
-    scores = np.where(mask, (q * dtype(scale)) @ np.swapaxes(k, 1, 2), -np.inf)
-    expected = softmax(scores)
-    rtol = 1e-6 if dtype == np.float32 else 1e-14
-    assert_allclose(weights, expected, rtol=rtol, atol=rtol * 1e-3)
-    assert_array_equal(weights[~np.broadcast_to(mask, weights.shape)], 0.0)
-    assert_array_equal(weights[:, 7], 0.0)
-    assert_array_equal(output[:, 7], 0.0)
-    assert_allclose(weights.sum(axis=-1)[:, 8:], 1.0, rtol=rtol * 10)
-    assert_allclose(output, weights @ v, rtol=rtol * 10, atol=rtol)
-    # Threads and row blocks change no number.
-    monkeypatch.setattr(attention_module, "_THREADED_MIN_ENTRIES", 1 << 12)
-    monkeypatch.setattr(attention_module, "_BLOCK_BYTES", 4096)
-    threaded_output, threaded_weights = scaled_dot_product_attention(q, k, v, mask=mask)
-    assert_array_equal(threaded_weights, weights)
-    assert_array_equal(threaded_output, output)
-
-
-def test_scores_beyond_the_bound_keep_the_max_shift():
-    # Scores in the thousands would overflow exp without the shift: the bound check sends
-    # them to the shifted softmax, which gets them right (a temperature also counts).
-    import app.engine.attention as attention_module
-
+def test_huge_scores_do_not_overflow_in_float32():
+    # Scores in the thousands would overflow exp without the max subtraction.
     q, k, v = random_arrays(17, (4, 64, 8), (4, 64, 8), (4, 64, 8), dtype=np.float32)
     q *= 300
-    assert attention_module._score_bound(q, k, 1 / math.sqrt(8)) > attention_module._SHIFT_FREE_BOUND
     output, weights = scaled_dot_product_attention(q, k, v)
+    assert weights.dtype == np.float32
     assert np.all(np.isfinite(weights)) and np.all(np.isfinite(output))
-    assert_array_equal(weights, softmax((q * np.float32(1 / math.sqrt(8))) @ np.swapaxes(k, 1, 2)))
-    # Within the bound at T = 1, beyond it at a small temperature.
-    q /= 300
-    scores = (q * np.float32(1 / math.sqrt(8))) @ np.swapaxes(k, 1, 2)
-    _, cold = scaled_dot_product_attention(q, k, v, temperature=0.01)
-    assert np.all(np.isfinite(cold))
-    assert_allclose(cold, softmax(scores / np.float32(0.01)), rtol=1e-5, atol=1e-7)
-
-
-@pytest.mark.parametrize("batched", [False, True])
-@pytest.mark.parametrize("masked", [False, True])
-@pytest.mark.parametrize("n", [3, 16, 64])
-def test_small_self_attention_path_gives_the_general_paths_numbers(batched, masked, n):
-    # Small self-attention takes a shorter path with fewer NumPy calls; forward_detailed
-    # always takes the general one. The numbers must be the very same.
-    mha = random_mha(18, 16, 4, dtype=np.float32)
-    (x,) = random_arrays(19, (2, n, 16) if batched else (n, 16), dtype=np.float32)
-    mask = causal_mask(n) if masked else None
-    output, weights = mha(x, mask=mask)
-    trace = mha.forward_detailed(x, mask=mask)
-    assert_array_equal(output, trace.output)
-    assert_array_equal(weights, trace.weights)
-    assert output.dtype == weights.dtype == np.float32
+    expected = softmax((q.astype(np.float64) @ np.swapaxes(k, 1, 2)) / math.sqrt(8))
+    assert_allclose(weights, expected, rtol=1e-3, atol=1e-6)
+    assert_allclose(weights.sum(axis=-1), 1.0, rtol=1e-5)
 
 
 # --- hard attention -------------------------------------------------------------------------
@@ -537,16 +459,16 @@ def test_split_heads_errors():
 
 @FAST
 @given(seeds, st.integers(1, 4), st.integers(1, 4), st.integers(1, 3), st.integers(1, 3),
-       st.booleans())
-def test_mha_matches_naive_head_by_head(seed, n, m, num_heads, head_dim, cross):
+       st.booleans(), st.sampled_from([1.0, 0.5, 3.0]))
+def test_mha_matches_naive_head_by_head(seed, n, m, num_heads, head_dim, cross, temperature):
     d_model = num_heads * head_dim
     mha = random_mha(seed, d_model, num_heads)
     x, kv = random_arrays(seed + 2, (n, d_model), (m, d_model))
     kv = kv if cross else None
     mask = np.random.default_rng(seed).random((n, m if cross else n)) < 0.7
-    output, weights = mha(x, kv=kv, mask=mask)
+    output, weights = mha(x, kv=kv, mask=mask, temperature=temperature)
     expected_output, expected_weights = naive_mha(
-        mha, x.tolist(), None if kv is None else kv.tolist(), mask.tolist()
+        mha, x.tolist(), None if kv is None else kv.tolist(), mask.tolist(), temperature
     )
     assert weights.shape == (num_heads, n, m if cross else n)
     assert_allclose(weights, expected_weights, rtol=1e-10, atol=1e-14)
@@ -558,7 +480,7 @@ def test_mha_cross_attention_shapes():
     x, memory = random_arrays(10, (2, 3, 8), (2, 5, 8))
     output, weights = mha(x, kv=memory)
     assert output.shape == (2, 3, 8)
-    # kv=x takes the fused self-attention path and must agree with a separate copy of x.
+    # kv=x is self-attention (one product with w_qkv) and must agree with a separate copy of x.
     assert_allclose(mha(x, kv=x)[0], mha(x, kv=x.copy())[0], rtol=1e-13)
     assert weights.shape == (2, 2, 3, 5)
     assert_allclose(weights.sum(axis=-1), 1.0)
@@ -619,18 +541,21 @@ def test_mha_causal_first_query_sees_only_the_first_token():
     assert not np.allclose(after[3], before[3])
 
 
-def test_forward_detailed_exposes_every_intermediate():
+@pytest.mark.parametrize("cross", [False, True])
+def test_forward_detailed_exposes_every_intermediate(cross):
     mha = random_mha(14, 8, 2)
     x, memory = random_arrays(15, (3, 8), (5, 8))
-    mask = np.random.default_rng(15).random((3, 5)) < 0.7
-    trace = mha.forward_detailed(x, kv=memory, mask=mask)
+    kv = memory if cross else None
+    keys = memory if cross else x
+    mask = np.random.default_rng(15).random((3, len(keys))) < 0.7
+    trace = mha.forward_detailed(x, kv=kv, mask=mask)
     assert isinstance(trace, MultiHeadTrace)
-    output, weights = mha(x, kv=memory, mask=mask)
+    output, weights = mha(x, kv=kv, mask=mask)
     assert_array_equal(trace.output, output)  # the very same numbers, not a re-derivation
     assert_array_equal(trace.weights, weights)
     assert_allclose(trace.q, x @ mha.w_q + mha.b_q, rtol=1e-12)
-    assert_allclose(trace.k, memory @ mha.w_k + mha.b_k, rtol=1e-12)
-    assert_allclose(trace.v, memory @ mha.w_v + mha.b_v, rtol=1e-12)
+    assert_allclose(trace.k, keys @ mha.w_k + mha.b_k, rtol=1e-12)
+    assert_allclose(trace.v, keys @ mha.w_v + mha.b_v, rtol=1e-12)
     for head in range(2):
         columns = slice(head * 4, (head + 1) * 4)
         assert_array_equal(trace.q_heads[head], trace.q[:, columns])
@@ -642,10 +567,65 @@ def test_forward_detailed_exposes_every_intermediate():
     assert_allclose(trace.weights, softmax(np.where(mask, trace.scores, -np.inf)), rtol=1e-12)
     assert_allclose(trace.head_outputs, trace.weights @ trace.v_heads, rtol=1e-12)
     assert_allclose(trace.output, trace.concatenated @ mha.w_o + mha.b_o, rtol=1e-12)
-    q, k, v = mha.project(x, kv=memory)
+    q, k, v = mha.project(x, kv=kv)
     assert_array_equal(q, trace.q)
     assert_array_equal(k, trace.k)
     assert_array_equal(v, trace.v)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("batched", [False, True])
+@pytest.mark.parametrize("cross", [False, True])
+@pytest.mark.parametrize("masked", [False, True])
+@pytest.mark.parametrize("temperature", [1.0, 0.25])
+def test_calling_the_module_returns_the_traces_output_and_weights(dtype, batched, cross, masked, temperature):
+    mha = random_mha(18, 16, 4, dtype=dtype)
+    shape = (2, 5, 16) if batched else (5, 16)
+    x, memory = random_arrays(19, shape, shape, dtype=dtype)
+    kv = memory if cross else None
+    mask = causal_mask(5) if masked else None
+    output, weights = mha(x, kv=kv, mask=mask, temperature=temperature)
+    trace = mha.forward_detailed(x, kv=kv, mask=mask, temperature=temperature)
+    assert_array_equal(output, trace.output)  # the very same numbers, not a re-derivation
+    assert_array_equal(weights, trace.weights)
+    assert output.dtype == weights.dtype == dtype
+    assert output.shape == shape and weights.shape == (*shape[:-2], 4, 5, 5)
+
+
+def test_mha_temperature_is_per_head_attention_with_that_temperature():
+    mha = random_mha(20, 12, 3)
+    x, memory = random_arrays(21, (4, 12), (6, 12))
+    mask = np.random.default_rng(21).random((4, 6)) < 0.7
+    q, k, v = mha.project(x, kv=memory)
+    q_heads, k_heads, v_heads = split_heads(q, 3), split_heads(k, 3), split_heads(v, 3)
+    for temperature in (0.1, 0.5, 1.0, 4.0):
+        output, weights = mha(x, kv=memory, mask=mask, temperature=temperature)
+        head_outputs, expected_weights = scaled_dot_product_attention(
+            q_heads, k_heads, v_heads, mask=mask, temperature=temperature
+        )
+        assert_allclose(weights, expected_weights, rtol=1e-12, atol=1e-15)
+        assert_allclose(output, merge_heads(head_outputs) @ mha.w_o + mha.b_o, rtol=1e-12, atol=1e-12)
+    # Temperature 1 is the standard formula, and the default; other temperatures change the weights.
+    assert_array_equal(mha(x, kv=memory, temperature=1.0)[1], mha(x, kv=memory)[1])
+    assert not np.allclose(mha(x, kv=memory, temperature=0.5)[1], mha(x, kv=memory)[1])
+    # The trace's scores are before the temperature; its weights are after it.
+    cold = mha.forward_detailed(x, kv=memory, temperature=0.5)
+    assert_array_equal(cold.scores, mha.forward_detailed(x, kv=memory).scores)
+    assert_allclose(cold.weights, softmax(cold.scores / 0.5), rtol=1e-12)
+    with pytest.raises(ValueError, match="temperature must be a finite number > 0"):
+        mha(x, temperature=0.0)
+
+
+def test_mha_keeps_a_copy_of_the_given_weights_with_w_qkv_their_concatenation():
+    w_q, w_k, w_v, w_o = random_arrays(22, *[(4, 4)] * 4)
+    mha = MultiHeadAttention(w_q=w_q, w_k=w_k, w_v=w_v, w_o=w_o, b_v=np.arange(4), num_heads=2)
+    for name, given in (("w_q", w_q), ("w_k", w_k), ("w_v", w_v), ("w_o", w_o)):
+        assert_array_equal(getattr(mha, name), given)
+    assert_array_equal(mha.w_qkv, np.concatenate([w_q, w_k, w_v], axis=1))
+    assert_array_equal(mha.b_qkv, [0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3])
+    assert_array_equal(mha.b_o, np.zeros(4))
+    w_q[0, 0] += 1.0
+    assert mha.w_q[0, 0] == w_q[0, 0] - 1.0  # changing the caller's array leaves the model alone
 
 
 def test_mha_init_is_seeded_and_follows_torchs_bounds():
@@ -668,7 +648,7 @@ def test_mha_init_is_seeded_and_follows_torchs_bounds():
     for name in ("b_q", "b_k", "b_v", "b_o"):
         assert_array_equal(getattr(first, name), np.zeros(d_model))
     with pytest.raises(ValueError):
-        first.w_q[0, 0] = 1.0  # read-only: the fused copy cannot drift from it
+        first.w_q[0, 0] = 1.0  # read-only, like w_qkv whose column block it is
 
 
 def test_mha_validation_messages():

@@ -192,8 +192,8 @@ def test_true_false_grading():
     assert (right.correct, right.score, right.verdict) == (True, 1.0, "correct")
     assert (wrong.correct, wrong.score, wrong.verdict) == (False, 0.0, "incorrect")
     assert wrong.correct_answer is True and wrong.answer is False
-    assert [(f.option_id, f.selected, f.correct) for f in wrong.feedback] == [("true", False, True),
-                                                                             ("false", True, False)]
+    assert [(f.option_id, f.selected, f.correct) for f in wrong.options] == [("true", False, True),
+                                                                            ("false", True, False)]
 
 
 def test_single_choice_grading_and_feedback():
@@ -201,21 +201,17 @@ def test_single_choice_grading_and_feedback():
     assert (right.correct, right.score, right.correct_answer) == (True, 1.0, "32")
     wrong = grade(SINGLE, "128")
     assert (wrong.correct, wrong.score, wrong.verdict) == (False, 0.0, "incorrect")
-    assert [(f.option_id, f.selected, f.correct) for f in wrong.feedback] == [
+    assert [(f.option_id, f.selected, f.correct) for f in wrong.options] == [
         ("32", False, True), ("64", False, False), ("128", True, False)]
-    assert str(wrong.feedback[0].feedback_html) == "Right."
-    assert wrong.feedback[1].feedback_html is None
-    assert str(wrong.feedback[2].text_html) == "<strong>128</strong>"  # option text is Markdown
-    assert "<math" in str(wrong.explanation_html)  # $...$ rendered to MathML on the server
+    assert wrong.options[0].feedback == "Right."
+    assert wrong.options[1].feedback is None
 
 
-def test_grade_as_dict_is_json_shaped():
-    result = grade(SINGLE, "64").as_dict()
-    assert result["correct"] is False and result["score"] == 0.0
-    assert (result["answer"], result["correct_answer"]) == ("64", "32")
-    assert result["feedback"][0] == {"option": "32", "selected": False, "correct": True,
-                                     "feedback_html": "Right."}
-    assert result["explanation_html"].startswith("<p>")
+def test_a_grade_is_data_with_the_markdown_left_to_the_views():
+    result = grade(SINGLE, "128")
+    assert result.options[2].text == "**128**"
+    assert result.explanation == "$128 / 4 = 32$."
+    assert not any("<" in str(value) for value in vars(result).values() if isinstance(value, str))
 
 
 def test_correct_answer_for_every_type():
@@ -280,7 +276,7 @@ def test_multiple_choice_schemes_match_their_formulas_on_every_selection():
 
 def test_multiple_choice_feedback_marks_picks_and_key():
     result = grade(MULTI["net_correct"], ["a", "d"])
-    assert [(f.option_id, f.selected, f.correct) for f in result.feedback] == [
+    assert [(f.option_id, f.selected, f.correct) for f in result.options] == [
         ("a", True, True), ("b", False, True), ("c", False, True), ("d", True, False), ("e", False, False)]
     assert result.correct_answer == ["a", "b", "c"]
 
@@ -324,7 +320,7 @@ def test_numeric_tolerance(answer, tolerance, given, right):
     assert result.correct is right
     assert result.score == (1.0 if right else 0.0)
     assert result.correct_answer == float(answer)
-    assert result.feedback == []
+    assert result.options == []
 
 
 def test_numeric_form_answer_is_graded_end_to_end():

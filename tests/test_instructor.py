@@ -420,3 +420,13 @@ def test_csv_export_has_every_response_and_defuses_formulas(classroom, client):
 ])
 def test_guard_cell_defuses_formulas_and_keeps_plain_numbers(value, expected):
     assert guard_cell(value) == expected
+
+
+@pytest.mark.parametrize("bars", [0, 1, 2, 5, 7, 8, 9, 12])
+def test_an_instructor_chart_states_the_size_of_its_png(bars):
+    # Moved from tests/test_image_sizes.py: the chart page reserves each chart's space before it arrives.
+    from app.instructor.charts import CountChart, render_png
+
+    chart = CountChart(title="t", subject="answers", category_title="option", labels=tuple(f"o{i}" for i in range(bars)),
+                       counts=tuple(range(bars)), highlighted=tuple(i == 0 for i in range(bars)))
+    assert chart.size == image_size(render_png(chart))

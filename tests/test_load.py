@@ -22,6 +22,8 @@ from httpclient import Browser
 from pgserver import _free_port, wait_for_http
 from test_seed import EXPECTED
 
+pytestmark = pytest.mark.slow  # gunicorn with several workers
+
 SEED_BANK = "attention-transformers"
 STUDENTS = 24
 

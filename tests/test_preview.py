@@ -45,7 +45,9 @@ def test_preview_shows_key_every_feedback_and_the_visual(instructor):
     assert html.count('class="badge wrong">Wrong') == 3
     for feedback in ["128 / 4 = 32 per head", "Four heads of 64", "summed or maxed", "2048 wide"]:
         assert feedback in html
-    assert 'class="visual-image"' in html and "split into 4 heads of 32" in html
+    # The question's own visual: its alt text states the question's numbers (d_model 128, 4 heads of 32).
+    alt = re.search(r'<img class="visual-image"[^>]* alt="([^"]*)"', html)
+    assert alt and all(number in alt.group(1) for number in ("128", "4 heads", "32")), alt
     assert "Explanation" in html
 
 

@@ -17,6 +17,8 @@ from httpclient import CSRF, Browser
 from pgserver import _free_port, wait_for_http
 from test_seed import EXPECTED
 
+pytestmark = pytest.mark.slow  # two gunicorn servers and PostgreSQL
+
 ROOT = Path(__file__).resolve().parent.parent
 SEED_BANK = "attention-transformers"
 

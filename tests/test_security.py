@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -108,9 +112,34 @@ def test_security_headers_on_every_kind_of_response(client):
         assert headers["Referrer-Policy"] == "same-origin"
 
 
-def test_refuses_a_well_known_secret_key_in_production(tmp_path):
-    with pytest.raises(RuntimeError, match="Refusing to start"):
-        create_app({"SECRET_KEY": "dev", "DATABASE_URL": f"sqlite:///{tmp_path / 'x.db'}"})
+@pytest.mark.parametrize("key, problem", [
+    ("dev", "FLASK_SECRET_KEY is the well-known development value 'dev'"),
+    ("Password", "FLASK_SECRET_KEY is the well-known development value 'Password'"),
+    ("please-change-me-to-a-long-random-string", "FLASK_SECRET_KEY is a placeholder from an example"),
+])
+def test_refuses_a_well_known_secret_key_in_production(tmp_path, key, problem):
+    with pytest.raises(RuntimeError, match=f"^Refusing to start: {problem}"):
+        create_app({"SECRET_KEY": key, "DATABASE_URL": f"sqlite:///{tmp_path / 'x.db'}"})
+    # In tests and in debug mode a well-known key is fine.
+    create_app({"SECRET_KEY": key, "TESTING": True, "DATABASE_URL": f"sqlite:///{tmp_path / 'x.db'}"})
+
+
+@pytest.mark.parametrize("env, printed", [
+    ({}, "FLASK_SECRET_KEY is not set"),
+    ({"FLASK_SECRET_KEY": ""}, "FLASK_SECRET_KEY is empty"),
+    ({"FLASK_SECRET_KEY": "CHANGE-ME"}, "FLASK_SECRET_KEY is the well-known development value 'CHANGE-ME'"),
+    ({"FLASK_SECRET_KEY": "my-replace-me-key-for-the-docker-compose-file"},
+     "FLASK_SECRET_KEY is a placeholder from an example, not a secret"),
+    ({"FLASK_SECRET_KEY": "k" * 31}, "FLASK_SECRET_KEY is only 31 characters long; it needs at least 32"),
+    ({"FLASK_SECRET_KEY": "a" * 64}, "FLASK_SECRET_KEY is one character repeated 64 times, not a random string"),
+    ({"FLASK_SECRET_KEY": "0123456789abcdef" * 2}, ""),
+])
+def test_the_entrypoint_asks_the_apps_own_secret_key_check(env, printed):
+    # docker/entrypoint.sh runs exactly this command; it prints the problem and nothing else.
+    environment = {k: v for k, v in os.environ.items() if k != "FLASK_SECRET_KEY"} | env
+    result = subprocess.run([sys.executable, "-m", "app.secret_key"], env=environment, capture_output=True,
+                            text=True, timeout=60, cwd=Path(__file__).resolve().parent.parent)
+    assert (result.returncode, result.stdout.strip(), result.stderr) == (0, printed, "")
 
 
 def test_proxy_fix_makes_rate_limits_see_the_client_address(tmp_path, quiz_dir):

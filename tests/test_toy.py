@@ -1,4 +1,4 @@
-"""Unit tests for app.engine.toy: the tokenizer, the toy lexicon's embeddings, and the models built on them.
+"""Unit tests for app.visuals.toy: the tokenizer, the toy lexicon's embeddings, and the models built on them.
 
 Numbers are checked against naive loops and against the engine's own MultiHeadAttention call.
 """
@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from app.engine import MultiHeadAttention
-from app.engine.toy import (
+from app.visuals.toy import (
     FEATURE_COUNT,
     FEATURE_INDEX,
     FEATURE_NAMES,
@@ -26,7 +26,6 @@ from app.engine.toy import (
     column_names,
     constructed_multi_head,
     embed,
-    head_attention,
     lookup,
     project_qkv,
     tokenize,
@@ -101,9 +100,10 @@ def test_unknown_words_are_marked_and_deterministic():
     assert unknown_words(["the", "zorblax", "cat", "zorblax", "quux"]) == ["zorblax", "quux"]
 
 
+@pytest.mark.slow
 def test_unknown_word_features_are_the_same_in_another_process():
     # A different PYTHONHASHSEED changes Python's hash(); the toy features must not depend on it.
-    code = "from app.engine.toy import embed; print(repr(embed(['zorblax', 'fox'], 20).tolist()))"
+    code = "from app.visuals.toy import embed; print(repr(embed(['zorblax', 'fox'], 20).tolist()))"
     env = {**os.environ, "PYTHONHASHSEED": "12345"}
     completed = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
                                text=True, check=True, timeout=60)
@@ -189,20 +189,33 @@ def test_random_heads_are_seeded():
         constructed_multi_head(16, 3)
 
 
-def test_head_attention_matches_the_module_and_a_naive_softmax():
+def test_the_constructed_model_divides_its_scores_by_the_temperature():
     tokens = tokenize(SENTENCE)
     x = embed(tokens, 16)
     model = constructed_multi_head(16, 4)
-    _, weights = head_attention(model, x)
-    np.testing.assert_allclose(weights, model(x)[1], rtol=0, atol=1e-15)
-    temperature = 0.3
-    _, sharp = head_attention(model, x, temperature=temperature)
+    _, weights = model(x)
+    _, same = model(x, temperature=1.0)
+    np.testing.assert_array_equal(weights, same)  # temperature 1 is the plain forward pass
     trace = model.forward_detailed(x)
-    for head in range(4):
-        for query in range(len(tokens)):
-            # trace.scores are q·k / sqrt(d_k); the temperature divides them once more.
-            naive = naive_softmax([s / temperature for s in trace.scores[head, query]])
-            np.testing.assert_allclose(sharp[head, query], naive, rtol=1e-12, atol=1e-15)
+    for temperature in (0.3, 5.0):
+        _, tempered = model(x, temperature=temperature)
+        for head in range(4):
+            for query in range(len(tokens)):
+                # trace.scores are q·k / sqrt(d_k); the temperature divides them once more.
+                naive = naive_softmax([s / temperature for s in trace.scores[head, query]])
+                np.testing.assert_allclose(tempered[head, query], naive, rtol=1e-12, atol=1e-15)
+    # Sharper below 1, flatter above: the noun head's strongest weight rises as the temperature falls.
+    peaks = [model(x, temperature=t)[1][NOUN_HEAD].max() for t in (5.0, 1.0, 0.3)]
+    assert peaks[0] < peaks[1] < peaks[2]
+
+
+def test_the_constructed_model_takes_a_causal_mask():
+    from app.engine import causal_mask
+
+    x = embed(tokenize(SENTENCE), 16)
+    _, weights = constructed_multi_head(16, 2)(x, mask=causal_mask(10), temperature=0.5)
+    assert np.all(weights[:, ~causal_mask(10)] == 0.0)
+    np.testing.assert_allclose(weights.sum(axis=-1), 1.0, rtol=1e-12)
 
 
 def test_averaging_self_attention_outputs_weighted_averages_of_the_inputs():

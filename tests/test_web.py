@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from conftest import SEED_BANK, answer_via_form, csrf_token
@@ -148,8 +150,6 @@ def test_pages_send_security_headers(client):
 
 
 def test_every_control_has_a_label(client):
-    import re
-
     for question_id in EXPECTED:
         html = client.get(f"/quiz/{SEED_BANK}/{question_id}").get_data(as_text=True)
         ids = re.findall(r'<input type="(?:radio|checkbox)"[^>]*id="([^"]+)"', html)
@@ -161,3 +161,16 @@ def test_every_control_has_a_label(client):
 def test_maths_is_rendered_server_side_as_mathml(client):
     html = client.get(f"/quiz/{SEED_BANK}/attention-complexity").get_data(as_text=True)
     assert "<math" in html and "$" not in html.split("<main", 1)[1]
+
+
+def test_answer_and_summary_pages_render_the_options_feedback_and_explanation_as_markdown(client):
+    response = answer_via_form(client, SEED_BANK, "attention-complexity", "nm-d-plus-l")
+    main = client.get(response.location).get_data(as_text=True).split("<main", 1)[1]
+    options = re.findall(r'<span class="option-text">(.*?)</span>\s*</div>', main, re.S)
+    feedback = re.findall(r'<p class="option-feedback">(.*?)</p>', main, re.S)
+    explanation = main.split('id="explanation-heading"', 1)[1]
+    assert len(options) == 4 and len(feedback) == 4
+    assert all("<math" in html for html in options + feedback + [explanation])
+    assert "$" not in main
+    summary = client.get(f"/quiz/{SEED_BANK}/summary").get_data(as_text=True).split("<main", 1)[1]
+    assert "Your answer: <span class=\"math inline\"><math" in summary

@@ -13,6 +13,7 @@ from flask.cli import with_appcontext
 from ..bank.loader import load_bank_file
 from ..bank.registry import BANK_SUFFIXES, display_name
 from ..bank.schema import Bank
+from ..visuals import Rendered
 from .export import FORMATS, MATH_MODES, VISUAL_PLACEMENTS, Renderer, export_bank
 from .selftest import NOT_LOADED, SelfTest, format_report
 
@@ -24,10 +25,15 @@ EXIT_USAGE = 2
 
 def _app_renderer() -> Renderer | None:
     """Render through the app's bounded figure cache when it has one, so a figure is drawn once."""
-    cache = current_app.extensions.get("render_cache")
+    cache = current_app.extensions.get("visual_cache")
     if cache is None:
         return None
-    return lambda kind, params: cache.get_or_render(kind, params).rendered
+
+    def render(kind, params) -> Rendered:
+        computed = cache.visual(kind, params)
+        return Rendered(cache.image(kind, params).data, kind.mimetype, computed.alt, computed.caption)
+
+    return render
 
 
 def _fail(message: str, status: int) -> None:

@@ -6,7 +6,6 @@ add errors; a file with any error yields no bank, and the caller decides what to
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from pathlib import Path as FsPath
 from typing import Any, Callable
@@ -14,6 +13,7 @@ from typing import Any, Callable
 from pydantic import BaseModel, ValidationError
 
 from . import rules
+from .messages import describe_pydantic_error, describe_value
 from .schema import Bank, BankHeader, Question
 from .yamlsource import Document, Path, Position, SourceError, parse
 
@@ -56,21 +56,6 @@ def format_path(path: Path) -> str:
     return text
 
 
-def _describe(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return "nothing (null)"
-    if isinstance(value, dict):
-        return "a mapping"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, str):
-        shown = value if len(value) <= 40 else value[:37] + "..."
-        return repr(shown)
-    return repr(value)
-
-
 def _fields_of(model: type[BaseModel], loc: tuple) -> list[str]:
     """The allowed field names of the model that `loc` points into (for 'did you mean' hints)."""
     current: Any = model
@@ -94,53 +79,6 @@ def _model_in(annotation: Any) -> type[BaseModel] | None:
     return None
 
 
-def _message(error: dict, model: type[BaseModel]) -> str:
-    kind, value, ctx = error["type"], error.get("input"), error.get("ctx") or {}
-    loc = error["loc"]
-    if kind == "missing":
-        return "this required field is missing; add it"
-    if kind == "extra_forbidden":
-        allowed = _fields_of(model, loc)
-        hint = ""
-        close = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
-        if close:
-            hint = f"; did you mean '{close[0]}'?"
-        return f"unknown field '{loc[-1]}'{hint} (allowed: {', '.join(allowed)})"
-    if kind == "bool_type":
-        message = f"expected a boolean (true or false), got {_describe(value)}"
-        if isinstance(value, str) and value.lower() in {"yes", "no", "on", "off", "y", "n"}:
-            message += "; banks are read as YAML 1.2, where this word is text, so write true or false"
-        return message
-    if kind in {"string_type"}:
-        return f"expected text, got {_describe(value)}; put it in quotes"
-    if kind == "string_too_short" or (kind == "too_short" and isinstance(value, str)):
-        return "must not be empty; write the text, or remove the field if it is optional"
-    if kind == "string_pattern_mismatch" and loc and loc[-1] == "learn":
-        return (f"{_describe(value)} is not a link this app will follow: use a site path like "
-                "'/learn/attention#soft-lookup' or an http(s):// URL")
-    if kind == "string_pattern_mismatch" and "params" in loc:
-        return (f"{_describe(loc[-2] if loc[-1] == '[key]' else value)} is not a valid param name: use lowercase letters, "
-                "digits and '_' (at most 32 characters), starting with a letter or '_'")
-    if kind == "string_pattern_mismatch":
-        return (f"{_describe(value)} is not a valid id: use lowercase letters, digits, '-' and '_' "
-                "(at most 64 characters), starting with a letter or digit")
-    if kind == "literal_error":
-        return f"expected one of {ctx.get('expected')}, got {_describe(value)}"
-    if kind == "finite_number":
-        return f"expected a finite number, got {_describe(value)}"
-    if kind in {"float_type", "int_type", "float_parsing", "int_parsing"}:
-        return f"expected a number, got {_describe(value)}"
-    if kind in {"greater_than_equal"}:
-        return f"must be at least {ctx.get('ge')}, got {_describe(value)}"
-    if kind in {"dict_type", "model_type", "model_attributes_type"}:
-        return f"expected a mapping of fields (key: value lines), got {_describe(value)}"
-    if kind in {"list_type", "tuple_type"}:
-        return f"expected a list (lines starting with '- '), got {_describe(value)}"
-    if kind == "too_short":
-        return f"must have at least {ctx.get('min_length')} item(s)"
-    return error["msg"]
-
-
 class _Collector:
     def __init__(self, file: str, document: Document):
         self.file = file
@@ -154,7 +92,9 @@ class _Collector:
     def add_validation(self, error: ValidationError, prefix: Path, model: type[BaseModel]) -> None:
         for item in error.errors(include_url=False):
             loc = tuple(item["loc"])
-            self.add(prefix + loc, _message(item, model), of_key=item["type"] == "extra_forbidden")
+            allowed = _fields_of(model, loc) if item["type"] == "extra_forbidden" else ()
+            self.add(prefix + loc, describe_pydantic_error(item, allowed=allowed),
+                     of_key=item["type"] == "extra_forbidden")
 
 
 def _validate(model: type[BaseModel], data: Any, prefix: Path, collector: _Collector,
@@ -174,7 +114,7 @@ def validate_document(file: str, document: Document, visual_checker: VisualCheck
                                           format_path(problem.path), problem.message))
     data = document.data
     if not isinstance(data, dict):
-        collector.add((), f"a bank must be a mapping with id, title and questions; got {_describe(data)}")
+        collector.add((), f"a bank must be a mapping with id, title and questions; got {describe_value(data)}")
         return LoadResult(file, None, tuple(sorted(collector.errors)))
 
     header = _validate(BankHeader, {k: v for k, v in data.items() if k != "questions"}, (), collector, Bank)
@@ -184,7 +124,7 @@ def validate_document(file: str, document: Document, visual_checker: VisualCheck
         collector.add(("questions",), "this required field is missing; add a list of questions")
     elif not isinstance(raw_questions, list):
         collector.add(("questions",), f"expected a list of questions (lines starting with '- '), "
-                      f"got {_describe(raw_questions)}")
+                      f"got {describe_value(raw_questions)}")
     elif not raw_questions:
         collector.add(("questions",), "the list of questions is empty; add at least one question")
     else:

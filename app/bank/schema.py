@@ -14,10 +14,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstr
 SLUG_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
 Slug = Annotated[str, StringConstraints(pattern=SLUG_PATTERN)]
 
-QUESTION_TYPES = ("true_false", "single_choice", "multiple_choice", "numeric")
 QuestionType = Literal["true_false", "single_choice", "multiple_choice", "numeric"]
-
-SCORING_SCHEMES = ("all_or_nothing", "net_correct", "per_option")
 Scoring = Literal["all_or_nothing", "net_correct", "per_option"]
 
 
@@ -76,9 +73,6 @@ class Visual(Strict):
 
     kind: Slug
     params: dict[str, Any] = Field(default_factory=dict)
-
-
-AnswerKey = bool | float | str | list[str]
 
 
 class Question(Strict):

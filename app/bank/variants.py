@@ -11,12 +11,15 @@ import random
 import re
 from typing import Any
 
+from ..errors import BadInput
 from .expressions import ExpressionError, compile_expression, format_number
+from .messages import describe_value
 from .schema import IntRange, Question
 
 PLACEHOLDER = re.compile(r"\{\{\s*(.+?)\s*\}\}")
 MAX_DRAWS = 200  # attempts at satisfying `where` before a variant is declared impossible
 MAX_RANGE_VALUES = 100_000
+MAX_SEED = 2**31 - 1  # a signed 32-bit integer, as the attempts table stores it
 
 
 class VariantError(ValueError):
@@ -25,6 +28,19 @@ class VariantError(ValueError):
     def __init__(self, message: str, path: tuple = ()):
         super().__init__(message)
         self.path = path
+
+
+def parse_seed(value: Any) -> int:
+    """A seed from a query string or a JSON body: 0 when absent, else a whole number from 0 to MAX_SEED."""
+    if value is None:
+        return 0
+    # ASCII digits only, and few enough for int(): "²".isdigit() is true but int("²") raises, and so
+    # does a string past Python's 4300-digit limit.
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= len(str(MAX_SEED)):
+        return parse_seed(int(value))
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_SEED:
+        raise BadInput(f"seed must be a whole number from 0 to {MAX_SEED}; got {describe_value(value)}.")
+    return value
 
 
 def has_params(question: Question) -> bool:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._arrays import check_count
+from ._checks import check_count
 
 
 def check_head_split(d_model: int, num_heads) -> int:

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from ._arrays import check_count
+from ._checks import check_count
 
 
 def sinusoidal_positional_encoding(

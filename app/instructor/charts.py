@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..plots.sizes import pixel_size
+from ..visuals.base import pixel_size
 
 
 def _colours() -> tuple[tuple, tuple]:

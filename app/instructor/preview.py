@@ -9,23 +9,12 @@ from __future__ import annotations
 from flask import redirect, render_template, request, url_for
 
 from ..bank import banks
-from ..bank.variants import VariantError, draw, has_params, instantiate
+from ..bank.variants import MAX_SEED, VariantError, draw, has_params, instantiate, parse_seed
 from ..errors import BadInput
 from ..grading import correct_answer
 from ..markup import render_inline
 from ..web.visual_views import visual_view
 from .views import bp
-
-MAX_SEED = 2**31 - 1
-
-
-def _seed() -> int:
-    raw = request.args.get("seed", "0")
-    # ASCII digits only, and few enough for int() ("²".isdigit() is true, and int() refuses 4300+ digits).
-    if not (raw.isascii() and raw.isdigit()) or len(raw) > len(str(MAX_SEED)) or int(raw) > MAX_SEED:
-        raise BadInput(f"seed must be a whole number from 0 to {MAX_SEED}; got {raw[:20]!r}.")
-    return int(raw)
-
 
 @bp.get("/preview/")
 def preview_index():
@@ -45,7 +34,7 @@ def preview_bank(bank_id: str):
 def preview_question(bank_id: str, question_id: str):
     registry = banks()
     bank, template = registry.question(bank_id, question_id)
-    seed = _seed()
+    seed = parse_seed(request.args.get("seed"))
     try:
         values = draw(template, seed) if has_params(template) else {}
         question = instantiate(template, seed)

@@ -1,5 +1,6 @@
-"""Plot for the "complexity" visual: the multiply-add count N·M·(d + l) against N, and measured wall
-times on a log-log plot with their fitted slope and a slope-2 reference. Deterministic given its input.
+"""Plot for the "complexity" visual: (a) the exact multiply-add count against the swept variable with the
+four options' curves, each scaled to the count at the sweep's first point, on log-log axes; (b) each
+option divided by the exact count, so an option that grows like the count lies on 1. Deterministic.
 """
 
 from __future__ import annotations
@@ -7,88 +8,118 @@ from __future__ import annotations
 import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
-from matplotlib.ticker import FixedLocator, NullFormatter, NullLocator
+from matplotlib.lines import Line2D
+from matplotlib.ticker import FixedLocator, LogLocator, NullFormatter, NullLocator
 
-from .figure import SEQUENTIAL, new_figure
-from .sizes import COMPLEXITY_INCHES
+from app.visuals.base import NARROW_WIDTH
+from app.visuals.kinds.complexity import fixed_text
+
+from .figure import SEQUENTIAL, fixed_grid, new_figure
 
 _VIRIDIS = matplotlib.colormaps[SEQUENTIAL]
-TOTAL_COLOUR = _VIRIDIS(0.05)
-SCORES_COLOUR = _VIRIDIS(0.45)
-VALUES_COLOUR = _VIRIDIS(0.75)
+EXACT_COLOUR = "0.78"  # a wide grey band under the options: a line on it grows like the count
+# One colour and dash phase per option: where curves coincide, their dashes interleave, so every one
+# of them stays visible on the shared line.
+OPTION_COLOURS = (_VIRIDIS(0.0), _VIRIDIS(0.33), _VIRIDIS(0.58), _VIRIDIS(0.8))
+DASH_ON = 4.0  # points; each option is on for one quarter of the pattern
+DASH_PERIOD = len(OPTION_COLOURS) * DASH_ON
 
 
-def format_slope(slope: float) -> str:
-    return f"{slope:.1f}"
-
-
-def _size_axis(ax, sizes: np.ndarray) -> None:
-    """Plain-number ticks at powers of two (and the ends) instead of crowded 2×10¹ labels."""
-    smallest, largest = int(sizes[0]), int(sizes[-1])
-    powers = [2**e for e in range(1, 12) if smallest <= 2**e <= largest]
-    ticks = sorted({smallest, largest, *powers})
-    # Keep ticks at least a factor 1.8 apart so their labels do not collide.
-    spaced = [ticks[0]]
-    for tick in ticks[1:]:
-        if tick / spaced[-1] >= 1.8:
-            spaced.append(tick)
-    if spaced[-1] != largest:
-        spaced[-1] = largest
-    ax.xaxis.set_major_locator(FixedLocator(spaced))
-    ax.set_xticklabels([str(t) for t in spaced])
+def _sweep_axis(ax, largest: int) -> None:
+    """Plain-number ticks at powers of 4 (up to 256) or 8 (up to 2048), and the end."""
+    base = 4 if largest <= 256 else 8
+    ticks = [base**e for e in range(0, 8) if base**e <= largest]
+    if largest / ticks[-1] >= 3:
+        ticks.append(largest)
+    else:
+        ticks[-1] = largest
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.set_xticklabels([str(t) for t in ticks])
     ax.xaxis.set_minor_locator(NullLocator())
     ax.xaxis.set_minor_formatter(NullFormatter())
 
 
-def draw_complexity(result) -> tuple[Figure, str]:
-    figure = new_figure(*COMPLEXITY_INCHES, layout="grid")
-    count_ax, time_ax = figure.subplots(1, 2)
-    d, l, max_n = result.d, result.l, result.max_n
+def _log_y(ax, low: float, high: float) -> None:
+    """Log y from low to high with a margin: plain ticks at powers of two over a short range, else
+    at powers of ten (at most about five labels)."""
+    low, high = low / 1.6, high * 1.6
+    ax.set_ylim(low, high)
+    if high / low <= 40:
+        ticks = [2.0**e for e in range(-8, 8) if low <= 2.0**e <= high]
+        ax.yaxis.set_major_locator(FixedLocator(ticks))
+        ax.set_yticklabels([f"{t:g}" for t in ticks])
+        ax.yaxis.set_minor_locator(NullLocator())
+        ax.yaxis.set_minor_formatter(NullFormatter())
+        return
+    decades = max(1, int(np.ceil(np.log10(high / low))))
+    step = max(1, int(np.ceil(decades / 5)))
+    ax.yaxis.set_major_locator(LogLocator(base=10.0 ** step, numticks=12))
+    ax.yaxis.set_minor_locator(NullLocator())
+    ax.yaxis.set_minor_formatter(NullFormatter())
 
-    # (a) Exact counts. When d = l the two parts coincide, so they differ in line style too.
-    count_ax.loglog(result.counted_n, result.total_multiply_adds, color=TOTAL_COLOUR, linewidth=2.2,
-                    label="total N·M·(d+l)")
-    count_ax.loglog(result.counted_n, result.value_multiply_adds, color=VALUES_COLOUR, linewidth=4.0,
-                    label=f"weights·V: N·M·{l}")
-    count_ax.loglog(result.counted_n, result.score_multiply_adds, color=SCORES_COLOUR, linewidth=1.6,
-                    linestyle="--", label=f"Q Kᵀ: N·M·{d}")
-    count_ax.plot([max_n], [result.total_at_max], "o", color="black", markersize=4)
-    # The counts rise from lower left to upper right, so the upper left and lower right stay empty: the
-    # number goes in the one, with an arrow to its point, and the legend in the other.
-    count_ax.annotate(f"{result.total_at_max:,}\nat N = M = {max_n}", xy=(max_n, result.total_at_max),
-                      xytext=(0.04, 0.96), textcoords="axes fraction", ha="left", va="top", fontsize=8,
+
+def draw_complexity(result, inches: tuple[float, float]) -> Figure:
+    """result: a ComplexityResult (app.visuals.kinds.complexity)."""
+    narrow = inches[0] == NARROW_WIDTH
+    figure = new_figure(*inches, layout=None)
+    legend_rows = 5 if narrow else 2
+    legend_height = 0.2 + legend_rows * 0.19
+    if narrow:
+        fixed_grid(figure, rows=2, cols=1, left=0.62, right=0.12, bottom=0.5 + legend_height, top=0.28,
+                   row_gap=0.85)
+    else:
+        fixed_grid(figure, cols=2, left=0.72, right=0.12, bottom=0.5 + legend_height, top=0.28, col_gap=0.85)
+    count_ax, ratio_ax = figure.subplots(2, 1) if narrow else figure.subplots(1, 2)
+    x, sweep, own = result.vary, result.sweep, result.own
+    fontsize = 8 if narrow else 9
+
+    # (a) The exact count as a grey band, each option on top of it.
+    exact_line, = count_ax.loglog(sweep, result.exact, color=EXACT_COLOUR, linewidth=7, solid_capstyle="butt",
+                                  label="exact count (attention_flops)", gid="exact")
+    handles = [exact_line]
+    for index, curve in enumerate(result.curves):
+        chosen = curve.option.id == result.choice
+        style = {"color": OPTION_COLOURS[index], "linewidth": 3.0 if chosen else 1.8,
+                 "linestyle": (index * DASH_ON, (DASH_ON, DASH_PERIOD - DASH_ON)), "dash_capstyle": "butt"}
+        label = curve.option.text + (" ✓" if curve.option.id == "nm-d-plus-l" else "") + (
+            " (your answer)" if chosen else "")
+        count_ax.loglog(sweep, curve.normalised, gid=curve.option.id, **style)
+        ratio_ax.loglog(sweep, curve.ratios, gid=curve.option.id, **style)
+        # The legend's swatch: the option's colour in short dashes, whatever its phase on the plot.
+        handles.append(Line2D([], [], color=style["color"], linewidth=style["linewidth"],
+                              linestyle=(0, (3.0, 1.5)), label=label))
+
+    # The student's point on the exact count, its number in the empty upper left with an arrow.
+    own_index = int(np.flatnonzero(sweep == own)[0])
+    count_ax.plot([own], [result.exact[own_index]], "o", color="black", markersize=4, zorder=5)
+    count_ax.annotate(f"{result.total:,}\nat {x} = {own}", xy=(own, result.exact[own_index]),
+                      xytext=(0.04, 0.96), textcoords="axes fraction", ha="left", va="top", fontsize=fontsize,
                       arrowprops={"arrowstyle": "-|>", "color": "black", "linewidth": 0.8, "shrinkA": 2,
                                   "shrinkB": 4})
-    _size_axis(count_ax, result.counted_n)
-    count_ax.set_xlabel("N = M (queries = keys)")
+    values = np.concatenate([result.exact, *(curve.normalised for curve in result.curves)])
+    _log_y(count_ax, float(values.min()), float(values.max()))
     count_ax.set_ylabel("multiply-adds")
-    count_ax.set_title(f"(a) Operation count, d = {d}, l = {l}", fontsize=10)
-    count_ax.legend(fontsize=8, loc="lower right")
+    count_ax.set_title(f"(a) Count against {x}, scaled at {x} = 1", fontsize=10)
 
-    # (b) Measured times; the reference line has slope 2 through the largest measurement.
-    n, seconds = result.timed_n, result.seconds
-    milliseconds = seconds * 1e3
-    time_ax.loglog(n, milliseconds, "o-", color=TOTAL_COLOUR, linewidth=1.4, markersize=4,
-                   label=f"measured (fitted slope {format_slope(result.slope)})")
-    fitted = n[len(n) // 2:]
-    time_ax.plot(fitted, milliseconds[len(n) // 2:], "o", color=TOTAL_COLOUR, markersize=7, fillstyle="none",
-                 label="circled: used for the fit")
-    reference = milliseconds[-1] * (n / n[-1]) ** 2
-    time_ax.loglog(n, reference, color="0.45", linestyle="--", linewidth=1.2, label="slope 2 (O(N²))")
-    _size_axis(time_ax, n)
-    time_ax.set_xlabel("N = M (queries = keys)")
-    time_ax.set_ylabel("wall time (ms)")
-    time_ax.set_title("(b) Wall time measured on this server", fontsize=10)
-    # The measured curve can run along the top (flat at small N): "best" keeps the legend off the lines.
-    time_ax.legend(fontsize=8, loc="best")
+    # (b) Option ÷ exact count: 1 for an option that grows like the count.
+    ratio_ax.axvline(own, color="0.55", linestyle=":", linewidth=1.0, zorder=0)
+    ratio_ax.axhline(1.0, color=EXACT_COLOUR, linewidth=7, zorder=0)
+    ratios = np.concatenate([curve.ratios for curve in result.curves])
+    _log_y(ratio_ax, 1.0, max(float(ratios.max()), 4.0))
+    ratio_ax.set_ylabel("ratio (1 = same growth)")
+    ratio_ax.set_title("(b) Each option ÷ exact count", fontsize=10)
 
-    alt = (
-        f"Two log-log plots against N = M. At N = M = {max_n} with d = {d}, l = {l}: "
-        f"{max_n}·{max_n}·({d}+{l}) = {result.total_at_max:,} multiply-adds "
-        f"(Q Kᵀ {int(result.score_multiply_adds[-1]):,}, "
-        f"weights·V {int(result.value_multiply_adds[-1]):,}). "
-        f"Measured time of the engine's attention at N = {int(n[0])} to {int(n[-1])} grows with fitted "
-        f"slope {format_slope(result.slope)} on a log-log plot, against slope 2 for O(N²) when M = N "
-        f"({milliseconds[-1]:.3g} ms at N = {int(n[-1])})."
-    )
-    return figure, alt
+    for ax in (count_ax, ratio_ax):
+        ax.set_xlim(sweep[0] / 1.15, sweep[-1] * 1.15)
+        _sweep_axis(ax, int(sweep[-1]))
+        ax.set_xlabel(f"{x}   ({fixed_text(result)})", fontsize=fontsize + 1)
+        ax.tick_params(labelsize=fontsize)
+
+    if not narrow:  # three columns filled column by column: this order reads row by row
+        handles = [handles[i] for i in (0, 3, 1, 4, 2)]
+    legend = figure.legend(handles=handles, loc="lower center", ncols=1 if narrow else 3, fontsize=fontsize,
+                           frameon=False, bbox_to_anchor=(0.5, 0.02), handlelength=3.2)
+    for text, handle in zip(legend.get_texts(), handles):
+        if "(your answer)" in handle.get_label():
+            text.set_fontweight("bold")
+    return figure

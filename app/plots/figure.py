@@ -1,4 +1,4 @@
-"""Shared figure plumbing: a pyplot-free Figure, deterministic PNG/SVG bytes, and a labelled heatmap.
+"""Shared figure plumbing: the one figure factory, deterministic PNG/SVG bytes, and a labelled heatmap.
 
 Every plot module builds on these so that styling, colour maps and byte-for-byte determinism agree.
 """
@@ -6,287 +6,120 @@ Every plot module builds on these so that styling, colour maps and byte-for-byte
 from __future__ import annotations
 
 import io
-import math
 import threading
 from collections.abc import Sequence
 
 import matplotlib
-
-matplotlib.use("Agg")  # no display in a server; set before any backend is touched
-
 import numpy as np
 from matplotlib.axes import Axes
-from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg, get_hinting_flag
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import PathCollection
 from matplotlib.figure import Figure
-from matplotlib.font_manager import FontProperties, fontManager, get_font
-from matplotlib.ft2font import FT2Font
-from matplotlib.layout_engine import PlaceHolderLayoutEngine
+from matplotlib.font_manager import FontProperties
 from matplotlib.path import Path
 from matplotlib.textpath import TextPath
 from matplotlib.transforms import Affine2D
 from PIL import Image
 
-from .describe import symmetric_limit  # noqa: F401  (re-exported: plots import it from here)
-from .layout import GridLayout
-from .sizes import DPI
+from app.visuals.base import DPI
 
 # Colour-vision-safe, perceptually uniform maps only.
 SEQUENTIAL = "viridis"
-ALTERNATE = "cividis"
 DIVERGING = "coolwarm"  # for signed values (projections, encodings), with a symmetric range
 
-# Text drawing goes through process-wide font caches; serialising renders keeps them consistent.
+# matplotlib is not thread-safe ("if you work with threads, it is your responsibility to set up the
+# proper locks to serialize access to Matplotlib artists", its FAQ), and drawing goes through
+# process-wide text and mathtext caches: one figure is drawn at a time.
 RENDER_LOCK = threading.Lock()
-
-
-try:  # matplotlib >= 3.10 lays text out and renders it glyph by glyph, which the cache below follows
-    from matplotlib.ft2font import RenderMode
-
-    _CAN_CACHE_GLYPHS = hasattr(RendererAgg, "_draw_text_glyphs_and_boxes") and hasattr(FT2Font, "_layout")
-except ImportError:  # pragma: no cover - older matplotlib: plain Agg text drawing
-    _CAN_CACHE_GLYPHS = False
-
-
-def _font_key(prop: FontProperties) -> tuple:
-    """A hashable snapshot of a FontProperties (which is mutable, so it is not kept as a key itself)."""
-    return (tuple(prop.get_family()), prop.get_slant(), prop.get_variant(), prop.get_weight(),
-            prop.get_stretch(), prop.get_size_in_points(), prop.get_file(), prop.get_math_fontfamily())
-
-
-def _hashable(value):
-    return tuple(value) if isinstance(value, list) else value
-
-
-class _CachingRendererAgg(RendererAgg):
-    """An Agg renderer that keeps what it has learnt about text from one figure to the next.
-
-    Every render draws the same few strings (tick labels, titles, axis labels), and Agg lays
-    out and rasterises each glyph of each string with FreeType on every draw. Here a string's
-    glyphs are rasterised once, merged into one coverage bitmap, and later drawn with one
-    `draw_text_image` at the text's origin rounded to a whole pixel (what matplotlib did before
-    3.10: a string was one bitmap placed at integer coordinates). The font's line-height
-    metrics, which `Text` reads from the font's tables for every layout, are kept too.
-    """
-
-    # Shared by the renderers of every size (keys hold the dpi), and bounded: strings differ per
-    # parameter, and a long-running server's memory must stay flat (8192 runs of ~1 KB at most).
-    _MAX_RUNS = 8192
-    _shared_runs: dict[tuple, tuple[np.ndarray, int, int] | None] = {}
-    _shared_line_metrics: dict[tuple, tuple[float, float, float]] = {}
-
-    def __init__(self, width, height, dpi):
-        super().__init__(width, height, dpi)
-        self._runs = self._shared_runs
-        self._line_metrics = self._shared_line_metrics
-
-    def _get_font_height_metrics(self, prop):
-        # Text._get_layout asks this hook first; the numbers are those it would compute itself.
-        key = (_font_key(prop), self.dpi)
-        metrics = self._line_metrics.get(key)
-        if metrics is None:
-            font = get_font(fontManager._find_fonts_by_props(prop))
-            metrics = (None, None, None)
-            for table_name, gap_key, ascent_key, descent_key in (
-                    ("OS/2", "sTypoLineGap", "sTypoAscender", "sTypoDescender"),
-                    ("hhea", "lineGap", "ascent", "descent")):
-                table = font.get_sfnt_table(table_name)
-                if table is None:
-                    continue
-                scale = prop.get_size_in_points() * self.dpi / 72 / font.get_sfnt_table("head")["unitsPerEm"]
-                metrics = (table[ascent_key] * scale, -table[descent_key] * scale, table[gap_key] * scale)
-                break
-            self._line_metrics[key] = metrics
-        return metrics
-
-    def _run(self, key, angle: float, antialiased: bool, glyphs) -> tuple[np.ndarray, int, int] | None:
-        """The merged coverage bitmap of `glyphs` drawn from origin (0, 0), and its top-left corner."""
-        cos, sin = math.cos(math.radians(angle)), math.sin(math.radians(angle))
-        flags = get_hinting_flag()
-        pieces = []
-        for font, size, glyph_index, slant, extend, dx, dy in glyphs:  # dy is upwards
-            font.set_size(size, self.dpi)
-            font._set_transform(
-                (0x10000 * np.array([[cos, -sin], [sin, cos]]) @ [[extend, extend * slant], [0, 1]])
-                .round().astype(int),
-                [round(0x40 * (dx * cos - dy * sin)), round(0x40 * (dx * sin + dy * cos))])
-            bitmap = font._render_glyph(glyph_index, flags, RenderMode.NORMAL if antialiased else RenderMode.MONO)
-            buffer = np.array(bitmap.buffer, dtype=np.uint8)  # a copy: FreeType reuses its buffer
-            if not antialiased:
-                buffer *= 0xFF
-            if buffer.size:
-                pieces.append((buffer, bitmap.left, bitmap.top))  # top is upwards
-        run = None
-        if pieces:
-            left = min(p[1] for p in pieces)
-            top = max(p[2] for p in pieces)
-            right = max(p[1] + p[0].shape[1] for p in pieces)
-            bottom = min(p[2] - p[0].shape[0] for p in pieces)
-            coverage = np.zeros((top - bottom, right - left), dtype=np.uint8)
-            for buffer, x0, y0 in pieces:
-                window = coverage[top - y0:top - y0 + buffer.shape[0], x0 - left:x0 - left + buffer.shape[1]]
-                np.maximum(window, buffer, out=window)
-            run = (coverage, left, top)
-        if len(self._runs) >= self._MAX_RUNS:
-            self._runs.clear()
-        self._runs[key] = run
-        return run
-
-    def _draw_run(self, gc, x, y, angle, key, glyphs, boxes=()):
-        origin_x, origin_up = round(x), round(self.height - y)  # y is downwards, FreeType's upwards
-        run = self._runs[key] if key in self._runs else self._run(key, angle, gc.get_antialiased(), glyphs())
-        if run is not None:
-            coverage, left, top = run
-            # draw_text_image takes the bitmap's left and its bottom edge, downwards.
-            self._renderer.draw_text_image(coverage, origin_x + left,
-                                           int(self.height) - (origin_up + top) + coverage.shape[0], 0, gc)
-        if boxes:
-            self._draw_text_glyphs_and_boxes(gc, origin_x, self.height - origin_up, angle, (), boxes)
-
-    def draw_text(self, gc, x, y, s, prop, angle, ismath=False, mtext=None):
-        if ismath == "TeX" or not _CAN_CACHE_GLYPHS:
-            return super().draw_text(gc, x, y, s, prop, angle, ismath, mtext)
-        if ismath:
-            return self.draw_mathtext(gc, x, y, s, prop, angle)
-        features = _hashable(mtext.get_fontfeatures()) if mtext is not None else None
-        language = _hashable(mtext.get_language()) if mtext is not None else None
-        key = (s, _font_key(prop), angle, gc.get_antialiased(), features, language, get_hinting_flag(), self.dpi)
-
-        def glyphs():
-            font = self._prepare_font(prop)
-            size = prop.get_size_in_points()
-            for item in font._layout(s, flags=get_hinting_flag(), features=features, language=language):
-                yield item.ft_object, size, item.glyph_index, 0, 1, item.x, item.y
-
-        self._draw_run(gc, x, y, angle, key, glyphs)
-
-    def draw_mathtext(self, gc, x, y, s, prop, angle):
-        if not _CAN_CACHE_GLYPHS:
-            return super().draw_mathtext(gc, x, y, s, prop, angle)
-        parse = self.mathtext_parser.parse(s, self.dpi, prop, antialiased=gc.get_antialiased())
-        key = ("$", s, _font_key(prop), angle, gc.get_antialiased(), get_hinting_flag(), self.dpi)
-
-        def glyphs():
-            for font, size, _char, glyph_index, dx, dy in parse.glyphs:
-                yield font, size, glyph_index, 0, 1, dx, dy
-
-        self._draw_run(gc, x, y, angle, key, glyphs, tuple(parse.rects))
-
-
-class _SharedRendererCanvas(FigureCanvasAgg):
-    """An Agg canvas whose renderer is shared by all figures of one pixel size.
-
-    matplotlib caches text metrics per renderer, and a fresh figure gets a fresh renderer
-    (two, in fact: one to lay out, one to draw), so every tick label, title and cell value
-    would be measured with FreeType again on every render. With one renderer per size the
-    layout and the drawing, and later renders, reuse the measurements. The renderer's
-    pixel buffer is shared too, so drawing happens under RENDER_LOCK.
-    """
-
-    _renderers: dict[tuple[int, int, float], _CachingRendererAgg] = {}
-    _MAX_RENDERERS = 16  # figure sizes are fixed per visual kind, so a few are ever made
-
-    def get_renderer(self) -> RendererAgg:
-        width, height = self.get_width_height(physical=True)
-        key = (width, height, self.figure.dpi)
-        renderer = self._renderers.get(key)
-        if renderer is None:
-            if len(self._renderers) >= self._MAX_RENDERERS:
-                self._renderers.clear()
-            renderer = self._renderers[key] = _CachingRendererAgg(width, height, self.figure.dpi)
-        self.renderer = renderer  # FigureCanvasAgg.draw and buffer_rgba use this attribute
-        return renderer
-
-
-def new_figure(width: float, height: float, layout: str = "constrained") -> Figure:
-    """A figure on the shared-renderer canvas; layout="grid" places it with the one-pass GridLayout."""
-    figure = Figure(figsize=(width, height), dpi=DPI, layout=GridLayout() if layout == "grid" else layout)
-    _SharedRendererCanvas(figure)  # attaches itself as figure.canvas
-    return figure
-
-
-def settle_layout(figure: Figure) -> None:
-    """Run the figure's layout engine once, then fix the positions it chose.
-
-    savefig on a figure that still has a layout engine draws the whole figure twice: once
-    without output, to lay it out, and once for real. Running the engine here instead
-    gives the same positions (same engine, same dpi) for one draw fewer.
-    """
-    engine = figure.get_layout_engine()
-    if engine is not None:
-        if not isinstance(engine, PlaceHolderLayoutEngine):
-            engine.execute(figure)
-        # Even the placeholder left by set_layout_engine("none") makes savefig draw twice.
-        figure.set_layout_engine(None)
-
 
 # zlib level 3 of an RGB image: measured on the visuals' figures it is about a third faster than
 # savefig's level 6 of RGBA, and the bytes are 6-13 % fewer (the dropped alpha channel is all opaque).
 PNG_COMPRESS_LEVEL = 3
 
 
-def to_png(figure: Figure) -> bytes:
+def new_figure(width: float, height: float, layout: str | None = "constrained") -> Figure:
+    """A pyplot-free figure of width × height inches on an Agg canvas, at the pages' DPI.
+
+    layout is "constrained", or None when the caller places its axes itself (fixed_grid): the
+    constrained engine measures every label of every axes twice per render, which costs as much
+    as drawing the figure.
+    """
+    figure = Figure(figsize=(width, height), dpi=DPI, layout=layout)
+    FigureCanvasAgg(figure)  # attaches itself as figure.canvas
+    return figure
+
+
+# Room that labels take, in inches, at matplotlib's default sizes (10 pt tick and axis labels,
+# 12 pt titles), for fixed layouts: margin = EDGE + what sits there.
+EDGE = 0.05  # between the outermost labels and the figure's edge
+TICK = 7 / 72  # a tick (3.5 pt) and the pad to its label (3.5 pt)
+LABEL_PAD = 4 / 72  # between the tick labels and the axis label
+TITLE_PAD = 6 / 72  # between the axes and its title
+COLORBAR_PAD = 0.1  # between a grid and its colour bar
+
+
+def line_height(fontsize: float = 10.0) -> float:
+    """The height of one line of text, in inches (matplotlib's line spacing: 1.2 × the font size)."""
+    return 1.2 * fontsize / 72
+
+
+def text_width(figure: Figure, texts: Sequence[str], fontsize: float = 10.0) -> float:
+    """The width in inches of the widest of `texts` (plain text, default font), as the figure's
+    renderer measures it (so positions can be computed before anything is drawn)."""
+    renderer = figure.canvas.get_renderer()
+    font = FontProperties(size=fontsize)
+    widths = [renderer.get_text_width_height_descent(text, font, ismath=False)[0] for text in texts]
+    return max(widths, default=0.0) / figure.dpi
+
+
+def fixed_grid(figure: Figure, *, rows: int = 1, cols: int = 1, left: float, right: float, bottom: float,
+               top: float, col_gap: float = 0.0, row_gap: float = 0.0, colorbar: float = 0.0,
+               colorbar_pad: float = COLORBAR_PAD) -> dict:
+    """Fix where figure.subplots(rows, cols) (or subplot_mosaic) puts its axes: margins from the
+    figure's edges and gaps between axes in inches, each the room its labels need.
+
+    colorbar is the width in inches (bar, tick labels and label) that a colour bar beside the
+    whole grid needs, colorbar_pad inches from the grid. Returns the keywords that give it that
+    room, for `figure.colorbar(..., ax=every axes, **returned)`, which takes it by scaling the
+    grid leftwards; the gaps here are the gaps after that.
+    """
+    width, height = figure.get_size_inches()
+    grid_width = width - left - right
+    pad = colorbar_pad if colorbar else 0.0
+    axes_width = (grid_width - colorbar - pad - (cols - 1) * col_gap) / cols
+    axes_height = (height - bottom - top - (rows - 1) * row_gap) / rows
+    # wspace and hspace are fractions of the mean axes width and height (which the scaling keeps).
+    figure.subplots_adjust(left=left / width, right=1 - right / width, bottom=bottom / height,
+                           top=1 - top / height, wspace=col_gap / axes_width, hspace=row_gap / axes_height)
+    return {"fraction": colorbar / grid_width, "pad": pad / grid_width}
+
+
+def to_png(figure: Figure, dpi: float | None = None) -> bytes:
     """PNG bytes that are identical for identical figures (no timestamp or software metadata).
 
-    The same pixels savefig would write (the figure is drawn at its own dpi on its own facecolour),
-    stored as RGB when every pixel is opaque, and encoded outside the lock.
+    The pixels savefig would write (the figure drawn once at its own dpi, or at `dpi`, its layout
+    engine run in that draw), stored as RGB when every pixel is opaque.
     """
+    if dpi is not None:
+        figure.set_dpi(dpi)
+    canvas = figure.canvas if isinstance(figure.canvas, FigureCanvasAgg) else FigureCanvasAgg(figure)
     with RENDER_LOCK:
-        settle_layout(figure)
-        canvas = figure.canvas
         canvas.draw()
-        rgba = np.asarray(canvas.buffer_rgba())  # (height, width, 4), the shared renderer's buffer
+        rgba = np.asarray(canvas.buffer_rgba())  # (height, width, 4)
         opaque = bool(rgba[..., 3].min() == 255)
-        pixels = np.ascontiguousarray(rgba[..., :3] if opaque else rgba)  # a copy, before the buffer is reused
+        pixels = np.ascontiguousarray(rgba[..., :3] if opaque else rgba)  # a copy: the buffer is the canvas's
     buffer = io.BytesIO()
     Image.fromarray(pixels).save(  # RGB or RGBA from the array's shape
         buffer, format="png", compress_level=PNG_COMPRESS_LEVEL, dpi=(figure.dpi, figure.dpi))
     return buffer.getvalue()
 
 
-_TEXT_METRICS: dict[tuple, tuple[float, float, float]] = {}
-
-
-def _svg_renderer(width: float, height: float, stream, image_dpi: float, metadata: dict):
-    """An SVG renderer that remembers text metrics across figures (SVG sizes text in points,
-    whatever the figure, so a string's width, height and descent never change)."""
-    from matplotlib.backends.backend_svg import RendererSVG
-
-    class _CachingRendererSVG(RendererSVG):
-        def get_text_width_height_descent(self, s, prop, ismath):
-            key = (s, _font_key(prop), ismath)
-            metrics = _TEXT_METRICS.get(key)
-            if metrics is None:
-                if len(_TEXT_METRICS) >= _MAX_LABEL_PATHS:
-                    _TEXT_METRICS.clear()
-                metrics = _TEXT_METRICS[key] = super().get_text_width_height_descent(s, prop, ismath)
-            return metrics
-
-    return _CachingRendererSVG(width, height, stream, image_dpi=image_dpi, metadata=metadata)
-
-
 def to_svg(figure: Figure) -> bytes:
-    """SVG bytes, identical for identical figures: what savefig(format="svg") writes, drawn once
-    with remembered text metrics (savefig would measure every string with FreeType again)."""
-    from matplotlib.backends.backend_mixed import MixedModeRenderer
-
-    buffer = io.StringIO()
-    with RENDER_LOCK:
-        settle_layout(figure)
-        # A fixed hashsalt and no date make the SVG deterministic.
-        with matplotlib.rc_context({"svg.hashsalt": "attention-quiz", "svg.fonttype": "none"}):
-            dpi = figure.dpi
-            width, height = figure.get_size_inches()
-            figure.dpi = 72  # SVG's user unit is the point (as FigureCanvasSVG.print_svg does)
-            try:
-                renderer = MixedModeRenderer(
-                    figure, width, height, dpi,
-                    _svg_renderer(width * 72, height * 72, buffer, dpi, {"Date": None, "Creator": None}))
-                figure.draw(renderer)
-                renderer.finalize()
-            finally:
-                figure.dpi = dpi
-    return buffer.getvalue().encode("utf-8")
+    """SVG bytes, identical for identical figures: a fixed hash salt, and no date or creator."""
+    buffer = io.BytesIO()
+    with RENDER_LOCK, matplotlib.rc_context({"svg.hashsalt": "attention-quiz", "svg.fonttype": "none"}):
+        figure.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
+    return buffer.getvalue()
 
 
 def heatmap(
@@ -377,7 +210,7 @@ def cell_labels(ax: Axes, x, y, labels: Sequence[str], colours: Sequence, fontsi
         [_label_path(label, fontsize) for label in labels],
         offsets=np.column_stack([np.asarray(x, dtype=float), np.asarray(y, dtype=float)]),
         offset_transform=ax.transData,
-        transform=Affine2D().scale(ax.figure.dpi / 72.0),  # points -> pixels
+        transform=Affine2D().scale(1 / 72) + ax.figure.dpi_scale_trans,  # points -> inches -> pixels, at any dpi
         facecolors=list(colours), edgecolors="none", linewidths=0, zorder=3,
     )
     collection.set_in_layout(False)  # inside the axes: measuring it would only slow the layout

@@ -8,28 +8,53 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.figure import Figure
 
-from .describe import qkv_alt, qkv_limit
-from .figure import DIVERGING, heatmap, new_figure
-from .results import QkvResult
-from .sizes import QKV_PROJECTIONS_INCHES
+from .figure import (
+    COLORBAR_PAD,
+    DIVERGING,
+    EDGE,
+    LABEL_PAD,
+    TICK,
+    TITLE_PAD,
+    fixed_grid,
+    heatmap,
+    line_height,
+    new_figure,
+    text_width,
+)
 
 
 def _shape(array: np.ndarray) -> str:
     return f"{array.shape[0]}×{array.shape[1]}"
 
 
-def draw_qkv_projections(result: QkvResult) -> tuple[Figure, str]:
+def draw_qkv_projections(result, inches: tuple[float, float]) -> Figure:
+    """result: a QkvResult (app.visuals.kinds.qkv_projections)."""
     n, d_model = result.x.shape
     d_k = result.q.shape[1]
-    limit = qkv_limit(result)
-    figure = new_figure(*QKV_PROJECTIONS_INCHES, layout="grid")
+    limit = result.limit
+    figure = new_figure(*inches, layout=None)
     # Panel widths follow the matrix widths, kept between one and two product panels for X (room
     # for its title; most of the width for the products) and at least 4 columns for the others.
     product_width = max(d_k, 4)
     x_width = min(max(d_model, product_width), 2 * product_width)
+    # X's columns are the features W's rows name; beyond 8 they only fit as numbers.
+    named_columns = d_model <= 8
+    # Fixed positions from the labels' sizes: X's tokens on the left; W_Q's feature names (8 pt) and axis
+    # label in an empty column between X and the products; two-line titles; the colour bar on the right.
+    gap, bar_width = 0.12, 0.9
+    left = EDGE + line_height() + LABEL_PAD + text_width(figure, result.tokens) + TICK
+    x_labels_height = text_width(figure, result.feature_names) if named_columns else line_height()  # turned
+    above = TITLE_PAD + 2 * line_height()
+    w_q_labels = TICK + text_width(figure, result.feature_names, 8) + LABEL_PAD + line_height()
+    spacer = max(0.01, w_q_labels + 0.05 - 2 * gap)
+    unit = (inches[0] - left - EDGE - bar_width - COLORBAR_PAD - 4 * gap - spacer) / (x_width + 3 * product_width)
+    colorbar_room = fixed_grid(
+        figure, rows=2, cols=5, left=left, right=EDGE, top=EDGE + above, col_gap=gap, row_gap=above + 0.05,
+        bottom=EDGE + TICK + x_labels_height + LABEL_PAD + line_height() + 0.03,  # 0.03: the label's $W_Q$
+        colorbar=bar_width)
     axes = figure.subplot_mosaic(
-        [[".", "w_q", "w_k", "w_v"], ["x", "q", "k", "v"]],
-        width_ratios=[x_width, product_width, product_width, product_width],
+        [[".", ".", "w_q", "w_k", "w_v"], ["x", ".", "q", "k", "v"]],
+        width_ratios=[x_width, spacer / unit, product_width, product_width, product_width],
         height_ratios=[max(d_model, 3), max(n, 3)],
     )
     # Numbers in the cells only while they fit: about 0.3 inch per cell at 8 pt.
@@ -37,8 +62,6 @@ def draw_qkv_projections(result: QkvResult) -> tuple[Figure, str]:
     common = dict(vmin=-limit, vmax=limit, cmap=DIVERGING, annotate=annotate, fmt="{:.1f}")
     # Column numbers every 4th once there are more than 8, so they stay apart.
     columns = [str(j + 1) if d_k <= 8 or j % 4 == 0 else "" for j in range(d_k)]
-    # X's columns are the features W's rows name; beyond 8 they only fit as numbers.
-    named_columns = d_model <= 8
     x_columns = list(result.feature_names) if named_columns else [
         str(j + 1) if j % 4 == 0 else "" for j in range(d_model)]
     image = heatmap(
@@ -66,6 +89,6 @@ def draw_qkv_projections(result: QkvResult) -> tuple[Figure, str]:
         axes[key].title.set_fontsize(10)
         axes[f"w_{key}"].title.set_fontsize(10)
     axes["w_q"].set_ylabel("feature")
-    colorbar = figure.colorbar(image, ax=list(axes.values()), shrink=0.8)
+    colorbar = figure.colorbar(image, ax=list(axes.values()), shrink=0.8, **colorbar_room)
     colorbar.set_label(f"value (one scale for all panels, ±{limit:.2f})")
-    return figure, qkv_alt(result, limit)
+    return figure

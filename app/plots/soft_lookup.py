@@ -1,45 +1,50 @@
-"""Draws the soft-lookup visual: softmax weights beside the hard argmax lookup, and what each returns.
-
-Top row: query × key weights (soft, hard); bottom row: the looked-up value features (soft, hard).
+"""Draws the soft-lookup visual: score → score ÷ T → softmax weights, the value table, the weighted sum,
+and the hard (argmax) lookup beside it, each cell written out so the student can redo the arithmetic.
 """
 
 from __future__ import annotations
 
+import numpy as np
 from matplotlib.figure import Figure
 
-from .describe import format_temperature, soft_lookup_alt
-from .figure import heatmap, new_figure
-from .results import SoftLookupResult
-from .sizes import SOFT_LOOKUP_INCHES
+from .figure import SEQUENTIAL, cell_labels, contrasting_colours, heatmap, new_figure
+
+SCORE_MAP = "cividis"  # scores are not weights: another colour-vision-safe map, ranged from the data
 
 
-def draw_soft_lookup(result: SoftLookupResult) -> tuple[Figure, str]:
-    figure = new_figure(*SOFT_LOOKUP_INCHES, layout="grid")
-    axes = figure.subplot_mosaic(
-        [["soft", "hard"], ["soft_output", "hard_output"]],
-        height_ratios=[1, 1],
-    )
-    queries, keys = list(result.query_tokens), list(result.key_tokens)
-    # "0.00" needs about 0.3 inch: beyond 7 keys the soft weights are left to the colours and the alt text.
-    key_ticks = {"labelrotation": 90} if len(keys) > 6 else None  # many keys: upright names would collide
-    image = heatmap(
-        axes["soft"], result.soft_weights, row_labels=queries, col_labels=keys, vmin=0.0, vmax=1.0,
-        row_title="query", col_title="key", title=f"soft: softmax weights (T = {format_temperature(result.temperature)})",
-        annotate=len(keys) <= 7, x_tick_params=key_ticks,
-    )
-    heatmap(
-        axes["hard"], result.hard_weights, row_labels=queries, col_labels=keys, vmin=0.0, vmax=1.0,
-        row_title="query", col_title="key", title="hard: argmax lookup (one-hot)", fmt="{:.0f}",
-        x_tick_params=key_ticks,
-    )
-    heatmap(
-        axes["soft_output"], result.soft_output, row_labels=queries, col_labels=list(result.value_features),
-        vmin=0.0, vmax=1.0, row_title="query", col_title="value feature", title="soft output = weights · values",
-    )
-    heatmap(
-        axes["hard_output"], result.hard_output, row_labels=queries, col_labels=list(result.value_features),
-        vmin=0.0, vmax=1.0, row_title="query", col_title="value feature", title="hard output = best key's value",
-    )
-    colorbar = figure.colorbar(image, ax=list(axes.values()), shrink=0.8)
-    colorbar.set_label("weight (top), feature value (bottom): 0 to 1")
-    return figure, soft_lookup_alt(result)
+def draw_soft_lookup(result, layout) -> Figure:
+    """result: a SoftLookupResult; layout: its plan_layout (app.visuals.kinds.soft_lookup)."""
+    from app.visuals.kinds.soft_lookup import PANEL_DATA, shown_cells
+
+    width, height = layout.size
+    points = layout.points
+    figure = new_figure(width, height, layout=None)  # fixed positions: cells are sized to their numbers
+    cells = shown_cells(result)
+    for placement in layout.placements:
+        data = np.asarray(getattr(result, PANEL_DATA[placement.name][0]))
+        if placement.name in ("scores", "scaled"):
+            low, high = float(data.min()), float(data.max())
+            cmap, (vmin, vmax) = SCORE_MAP, ((low - 0.5, high + 0.5) if low == high else (low, high))
+        else:
+            cmap, vmin, vmax = SEQUENTIAL, 0.0, 1.0  # weights, values and outputs all lie in [0, 1]
+        columns = slice(placement.start, placement.stop)
+        left, bottom, w, h = placement.rect
+        ax = figure.add_axes((left / width, bottom / height, w / width, h / height))
+        tick_style = {"labelsize": points, "length": 2, "pad": 2}
+        image = heatmap(
+            ax, data[:, columns], row_labels=placement.row_labels, col_labels=placement.col_labels[columns],
+            vmin=vmin, vmax=vmax, cmap=cmap, annotate=False,
+            x_tick_params={**tick_style, "labelrotation": 90 if placement.rotate_columns else 0},
+            y_tick_params=tick_style,
+        )
+        ax.set_ylabel(placement.row_title, fontsize=points, labelpad=2)
+        ax.set_xlabel(placement.col_title, fontsize=points, labelpad=2)
+        ax.set_title(placement.title, loc="left", fontsize=points + 0.5, pad=3)
+        texts = [row[columns] for row in cells[placement.name]]
+        rows_index, cols_index = np.indices((len(texts), len(texts[0])))
+        cell_labels(ax, cols_index.ravel(), rows_index.ravel(), [t for row in texts for t in row],
+                    contrasting_colours(image.cmap, (data[:, columns].ravel() - vmin) / (vmax - vmin)),
+                    fontsize=points)
+    if layout.note:
+        figure.text(0.08 / width, 0.1 / height, layout.note, fontsize=points, ha="left", va="bottom")
+    return figure

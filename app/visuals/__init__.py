@@ -1,12 +1,12 @@
-"""The live visuals a question can ask for (`visual: {kind, params}`): their kinds, bounded
-parameters, and a bounded render cache. Each kind computes with app.engine and draws with app.plots.
+"""The live visuals a question can ask for (`visual: {kind, params}`): their kinds, with bounded
+parameters, each computing with app.engine and drawing with app.plots.
 """
 
 from __future__ import annotations
 
 from pydantic import ValidationError
 
-from .base import Control, Description, Rendered, VisualKind, VisualParams, describe_validation_error
+from .base import Computed, Control, Rendered, VisualKind, VisualParams
 
 KINDS: dict[str, VisualKind] = {}
 
@@ -23,6 +23,8 @@ def get_kind(name: str) -> VisualKind | None:
 
 def check_visual(kind: str, params: dict) -> list[tuple[tuple, str]]:
     """Problems with a bank's visual spec, as (path, message) pairs for the bank loader."""
+    from .service import describe_validation_error
+
     _load_kinds()
     visual_kind = KINDS.get(kind)
     if visual_kind is None:
@@ -34,16 +36,10 @@ def check_visual(kind: str, params: dict) -> list[tuple[tuple, str]]:
     return []
 
 
-_loaded = False
-
-
 def _load_kinds() -> None:
-    # Imported lazily: the kinds pull in matplotlib, which `validate-quizzes` needs only for visuals.
-    global _loaded
-    if not _loaded:
+    if not KINDS:
         from . import kinds  # noqa: F401  (registers every kind)
 
-        _loaded = True
 
-
-__all__ = ["Control", "Description", "KINDS", "Rendered", "VisualKind", "VisualParams", "check_visual", "get_kind", "register"]
+__all__ = ["Computed", "Control", "KINDS", "Rendered", "VisualKind", "VisualParams", "check_visual", "get_kind",
+           "register"]

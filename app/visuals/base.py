@@ -1,26 +1,26 @@
-"""The contract every visual kind fulfils: bounded parameters, the controls a student may change,
-and a render step that returns image bytes and alt text built from the same engine numbers.
+"""The contract every visual kind fulfils, and the one sequence that turns params into a page's figure.
+
+A kind declares bounded parameters and its controls, computes its engine result once, and builds the
+alt text, the caption and the figure from that one result; its drawing sits in app/plots/<kind>.py.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Annotated, Any, ClassVar, Literal
+from dataclasses import dataclass
+from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar
 
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
-    Field,
-    ValidationError,
-)
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
-from app.plots.sizes import pixel_size
+DPI = 100  # PNG pixels per inch at scale 1; a PNG pixel is shown as one CSS pixel
+CSS_PX_PER_INCH = 96  # how a browser sizes an SVG, whose width and height are in points (1/72 inch)
+WIDTH = 7.6  # inches (760 px): every visual has the same width, so they line up on a page
+NARROW_WIDTH = 3.4  # inches (340 px): the phone layout, shown at about its own size on a 375 px screen
+SCALES = (1, 2)  # 2: twice the pixels, for sharp screens (the <img>'s srcset)
+LAYOUTS = ("wide", "narrow")
 
 
 def _fits_the_tokenizer(text: str) -> str:
-    from app.engine.toy import MAX_TOKENS, tokenize
+    from .toy import MAX_TOKENS, tokenize
 
     tokenize(text, MAX_TOKENS)  # raises ValueError with a sentence when there are too many words
     return text
@@ -36,6 +36,30 @@ def _on_off(value: Any) -> Any:
 # A sentence of the toy vocabulary's words (at most MAX_TOKENS) and an on/off switch, shared by kinds.
 Sentence = Annotated[str, Field(min_length=1, max_length=80), AfterValidator(_fits_the_tokenizer)]
 OnOff = Annotated[Literal["off", "on"], BeforeValidator(_on_off)]
+
+
+def option_choice(option_ids: tuple[str, ...]):
+    """The type of a kind's choice param: "" or some of `option_ids`, comma-separated, kept in their order.
+
+    The answer page passes the student's answer (see VisualKind.choice_param); a bank or a URL may too.
+    """
+    def canonical(value: Any) -> Any:
+        if isinstance(value, bool):
+            value = "true" if value else "false"
+        if not isinstance(value, str):
+            return value
+        chosen = {part.strip() for part in value.split(",") if part.strip()}
+        unknown = chosen - set(option_ids)
+        if unknown:
+            raise ValueError(f"choice must name options among {', '.join(option_ids)}; got {', '.join(sorted(unknown))}")
+        return ",".join(option for option in option_ids if option in chosen)
+
+    return Annotated[str, BeforeValidator(canonical), Field(max_length=200)]
+
+
+def chosen(choice: str) -> tuple[str, ...]:
+    """The option ids of a choice param's value."""
+    return tuple(part for part in choice.split(",") if part)
 
 
 class VisualParams(BaseModel):
@@ -63,32 +87,31 @@ class Control:
     help: str | None = None
 
 
+ResultT = TypeVar("ResultT")
+
+
+@dataclass(frozen=True)
+class Computed(Generic[ResultT]):
+    """A kind's engine result for one set of params, with the words a page shows beside its figure."""
+
+    result: ResultT
+    alt: str
+    caption: str | None
+
+
 @dataclass(frozen=True)
 class Rendered:
-    """A rendered figure: image bytes, their media type, and alt text made from the same numbers."""
+    """A drawn figure: image bytes and their media type, with the alt text and caption of the same result."""
 
     image: bytes
     mimetype: str
     alt: str
-    caption: str | None = None  # an optional longer explanation shown under the figure
-    extras: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def description(self) -> "Description":
-        return Description(alt=self.alt, caption=self.caption)
+    caption: str | None
 
 
-@dataclass(frozen=True)
-class Description:
-    """What a page shows of a figure besides the image: its alt text and caption, as `render` builds them."""
-
-    alt: str
-    caption: str | None = None
-
-
-class VisualKind:
-    """One kind of visual. Subclasses set the class attributes and implement `render`, and `describe`
-    when they can build the alt text and caption without drawing (that is, without matplotlib)."""
+class VisualKind(Generic[ResultT]):
+    """One kind of visual. A subclass sets the class attributes and implements compute, alt, draw
+    (and caption, figure_inches where they apply); the sequence below is written only here."""
 
     name: ClassVar[str]  # the URL slug, e.g. "soft-lookup"
     title: ClassVar[str]
@@ -96,65 +119,92 @@ class VisualKind:
     controls: ClassVar[tuple[Control, ...]] = ()
     learn: ClassVar[str] = ""  # a path + anchor under /learn, e.g. "/learn/attention#soft-lookup"
     format: ClassVar[Literal["png", "svg"]] = "png"
-    inches: ClassVar[tuple[float, float]]  # the figure's (width, height), from app.plots.sizes, as drawn
+    inches: ClassVar[tuple[float, float]]  # the figure's (width, height)
+    # The param that receives the student's answer on an answer page (option ids, comma-separated), so
+    # the visual can mark their choice and answer it; None for a kind that does not use it.
+    choice_param: ClassVar[str | None] = None
 
-    def figure_inches(self, params: VisualParams) -> tuple[float, float]:
-        """The (width, height) in inches of the figure `render(params)` draws. A kind whose size depends
-        on its params overrides this with the function of app.plots.sizes its draw function calls."""
+    # What a kind implements -------------------------------------------------------------------------
+
+    def compute(self, params: VisualParams) -> ResultT:  # pragma: no cover - interface
+        """Run the engine once for these params."""
+        raise NotImplementedError
+
+    def alt(self, params: VisualParams, result: ResultT) -> str:  # pragma: no cover - interface
+        """What the figure shows and its key numbers, for screen readers."""
+        raise NotImplementedError
+
+    def caption(self, params: VisualParams, result: ResultT) -> str | None:
+        """A longer explanation under the figure, with the numbers to recompute it by hand."""
+        return None
+
+    def draw(self, params: VisualParams, result: ResultT, inches: tuple[float, float]):  # pragma: no cover
+        """The matplotlib Figure of `result`, `inches` big (drawn by the kind's app/plots module).
+
+        A kind with a narrow layout gets inches[0] == NARROW_WIDTH for it and arranges its panels to fit.
+        """
+        raise NotImplementedError
+
+    def figure_inches(self, params: VisualParams, layout: str = "wide", result: ResultT | None = None
+                      ) -> tuple[float, float]:
+        """The (width, height) of the figure. A kind whose size depends on its params (or on its computed
+        `result`, which callers pass when they have it), or that has a narrow layout for phones
+        (`narrow_inches`), overrides this."""
+        if layout == "narrow" and self.has_narrow_layout:
+            return self.narrow_inches
         return self.inches
 
-    def size(self, params: VisualParams) -> tuple[int, int]:
-        """The image's (width, height) in CSS pixels, for the page's <img> tag, without drawing."""
-        return pixel_size(self.figure_inches(params), self.format)
+    narrow_inches: ClassVar[tuple[float, float] | None] = None  # the phone layout's size, if the kind has one
+
+    @property
+    def has_narrow_layout(self) -> bool:
+        return self.narrow_inches is not None
+
+    # The one sequence ------------------------------------------------------------------------------
 
     def parse(self, values: dict[str, Any]) -> VisualParams:
         """Validate params from YAML or a query string (strings are coerced). Raises ValidationError."""
         return self.Params.model_validate(values)
 
-    def render(self, params: VisualParams) -> Rendered:  # pragma: no cover - interface
-        raise NotImplementedError
+    def describe(self, params: VisualParams) -> Computed[ResultT]:
+        """Compute once, and the alt text and caption from that result."""
+        result = self.compute(params)
+        return Computed(result, self.alt(params, result), self.caption(params, result))
 
-    def describe(self, params: VisualParams) -> Description:
-        """The alt text and caption `render(params)` gives, exactly. This fallback draws the figure; a kind
-        overrides it to build them from the engine result through the same functions `render` uses."""
-        return self.render(params).description
+    def picture(self, params: VisualParams, computed: Computed[ResultT], scale: int = 1,
+                layout: str = "wide") -> bytes:
+        """The image of an already computed result (matplotlib is imported only here)."""
+        from app.plots.figure import to_png, to_svg
+
+        figure = self.draw(params, computed.result, self.figure_inches(params, layout, computed.result))
+        if self.format == "svg":
+            return to_svg(figure)
+        return to_png(figure, dpi=DPI * scale)
+
+    def render(self, params: VisualParams, scale: int = 1, layout: str = "wide") -> Rendered:
+        """describe, then picture: the figure and its words from one computation."""
+        computed = self.describe(params)
+        return Rendered(self.picture(params, computed, scale, layout), self.mimetype, computed.alt,
+                        computed.caption)
 
     @property
-    def describes_without_drawing(self) -> bool:
-        return type(self).describe is not VisualKind.describe
+    def mimetype(self) -> str:
+        return "image/svg+xml" if self.format == "svg" else "image/png"
+
+    def size(self, params: VisualParams, layout: str = "wide", result: ResultT | None = None) -> tuple[int, int]:
+        """The image's (width, height) in CSS pixels, for the page's <img> tag, without drawing."""
+        return pixel_size(self.figure_inches(params, layout, result), self.format)
 
 
-def describe_validation_error(error: ValidationError) -> list[tuple[tuple, str]]:
-    """(path, sentence) pairs for a bank author or a student who typed an out-of-range value."""
-    problems: list[tuple[tuple, str]] = []
-    for item in error.errors(include_url=False):
-        loc = tuple(item["loc"])
-        kind, ctx, value = item["type"], item.get("ctx") or {}, item.get("input")
-        name = str(loc[0]) if loc else "params"
-        if kind == "extra_forbidden":
-            message = f"unknown parameter '{name}'"
-        elif kind == "missing":
-            message = f"the parameter '{name}' is required"
-        elif kind in ("greater_than_equal", "greater_than"):
-            bound = ctx.get("ge", ctx.get("gt"))
-            message = f"{name} must be at least {bound}" if kind == "greater_than_equal" else f"{name} must be greater than {bound}"
-            message += f", got {value!r}"
-        elif kind in ("less_than_equal", "less_than"):
-            bound = ctx.get("le", ctx.get("lt"))
-            message = f"{name} must be at most {bound}, got {value!r}"
-        elif kind in ("int_parsing", "int_type", "int_from_float"):
-            message = f"{name} must be a whole number, got {value!r}"
-        elif kind in ("float_parsing", "float_type", "finite_number"):
-            message = f"{name} must be a number, got {value!r}"
-        elif kind in ("literal_error", "enum"):
-            message = f"{name} must be one of {ctx.get('expected')}, got {value!r}"
-        elif kind in ("string_too_long",):
-            message = f"{name} must be at most {ctx.get('max_length')} characters"
-        elif kind in ("string_too_short",):
-            message = f"{name} must not be empty"
-        elif kind == "value_error":
-            message = str(ctx.get("error", item["msg"]))
-        else:
-            message = f"{name}: {item['msg']}"
-        problems.append((("params",) + loc, message))
-    return problems
+def pixel_size(inches: tuple[float, float], image_format: Literal["png", "svg"] = "png") -> tuple[int, int]:
+    """The (width, height) in CSS pixels a browser gives the image of a figure this many inches big."""
+    width, height = inches
+    if image_format == "svg":
+        return round(width * CSS_PX_PER_INCH), round(height * CSS_PX_PER_INCH)
+    # Agg's canvas is int(inches · dpi) pixels, with a 1e-8 tolerance for floating-point ticks
+    # (matplotlib's FigureCanvasBase.get_width_height): 4.14 in is 413.99999999999994 px, drawn as 414.
+    return int(width * DPI + 1e-8), int(height * DPI + 1e-8)
+
+
+__all__ = ["Computed", "Control", "DPI", "LAYOUTS", "NARROW_WIDTH", "OnOff", "chosen", "option_choice", "Rendered", "SCALES", "Sentence", "VisualKind",
+           "VisualParams", "WIDTH", "pixel_size"]

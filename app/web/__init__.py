@@ -11,7 +11,6 @@ from flask_wtf.csrf import CSRFProtect
 from .. import db
 from ..markup import render_inline, render_markdown
 from .limits import TooManyRenders, limiter
-from .page_cache import PageCache
 
 csrf = CSRFProtect()
 
@@ -61,14 +60,13 @@ def _too_many_renders(error: TooManyRenders):
 
 
 def init_app(app: Flask) -> None:
-    from ..visuals.service import RenderCache, disk_cache_for
-    from . import api, learn, plots, quiz
+    from ..visuals.service import VisualCache
+    from . import api, learn, plots, quiz, visual_views
 
     app.before_request(_refuse_nameless_form_fields)  # before CSRFProtect's own before_request
     csrf.init_app(app)
     limiter.init_app(app)
-    app.extensions["render_cache"] = RenderCache(app.config["PLOT_CACHE_ENTRIES"], disk_cache_for(app))
-    app.extensions["answer_pages"] = PageCache(app.config["ANSWER_PAGE_CACHE_ENTRIES"])
+    app.extensions["visual_cache"] = VisualCache(app.config["PLOT_CACHE_ENTRIES"])
     app.register_blueprint(quiz.bp)
     app.register_blueprint(api.bp)
     app.register_blueprint(plots.bp)
@@ -80,3 +78,4 @@ def init_app(app: Flask) -> None:
     csrf.exempt(_healthz)
     app.jinja_env.filters["markdown"] = render_markdown
     app.jinja_env.filters["markdown_inline"] = render_inline
+    app.jinja_env.globals["narrow_media"] = visual_views.NARROW_MEDIA

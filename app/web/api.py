@@ -9,9 +9,9 @@ from flask import Blueprint, abort, jsonify, request
 
 from ..bank import banks
 from ..bank.schema import Bank, Question
-from ..bank.variants import has_params, instantiate
+from ..bank.variants import has_params, instantiate, parse_seed
 from ..errors import BadInput
-from ..grading import grade, parse_answer
+from ..grading import Grade, grade, parse_answer
 from ..markup import render_inline, render_markdown
 
 bp = Blueprint("api", __name__, url_prefix="/api")
@@ -20,22 +20,6 @@ bp = Blueprint("api", __name__, url_prefix="/api")
 def bank_summary(bank: Bank) -> dict:
     return {"id": bank.id, "title": bank.title, "description": bank.description, "source": bank.source,
             "question_count": len(bank.questions)}
-
-
-MAX_SEED = 2**31 - 1
-
-
-def _seed(value) -> int:
-    """The variant seed of a parameterised question (default 0); bounded like the app's own seeds."""
-    if value is None:
-        return 0
-    # ASCII digits only, and few enough for int(): "²".isdigit() is true but int("²") raises, and so
-    # does a string past Python's 4300-digit limit.
-    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= len(str(MAX_SEED)):
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_SEED:
-        raise BadInput(f"seed must be a whole number from 0 to {MAX_SEED}.")
-    return value
 
 
 def public_question(question: Question, seed: int = 0) -> dict:
@@ -56,6 +40,18 @@ def public_question(question: Question, seed: int = 0) -> dict:
     }
 
 
+def grade_json(result: Grade) -> dict:
+    """A grade as the API sends it, its Markdown rendered to HTML."""
+    return {
+        "correct": result.correct, "score": result.score, "answer": result.answer,
+        "correct_answer": result.correct_answer,
+        "feedback": [{"option": o.option_id, "selected": o.selected, "correct": o.correct,
+                      "feedback_html": (str(render_inline(o.feedback)) or None) if o.feedback else None}
+                     for o in result.options],
+        "explanation_html": str(render_markdown(result.explanation)),
+    }
+
+
 @bp.get("/banks")
 def list_banks():
     registry = banks()
@@ -71,7 +67,7 @@ def show_bank(bank_id: str):
 @bp.get("/banks/<bank_id>/questions/<question_id>")
 def show_question(bank_id: str, question_id: str):
     _, question = banks().question(bank_id, question_id)
-    return jsonify(public_question(question, _seed(request.args.get("seed"))))
+    return jsonify(public_question(question, parse_seed(request.args.get("seed"))))
 
 
 @bp.post("/banks/<bank_id>/questions/<question_id>/grade")
@@ -92,5 +88,5 @@ def grade_answer(bank_id: str, question_id: str):
         raise BadInput(f"Unknown field(s) {', '.join(map(repr, unknown))}; the body has \"answer\" and an optional \"seed\".")
     if "answer" not in body:
         raise BadInput("The answer is missing: send {\"answer\": ...}.")
-    question = instantiate(question, _seed(body.get("seed")))
-    return jsonify(grade(question, parse_answer(question, body["answer"])).as_dict())
+    question = instantiate(question, parse_seed(body.get("seed")))
+    return jsonify(grade_json(grade(question, parse_answer(question, body["answer"]))))

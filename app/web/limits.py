@@ -46,37 +46,23 @@ class TooManyRenders(AppError):
 
 
 def charge_plot_render() -> None:
-    """Count one plot render (or one refused plot request) for this session; TooManyRenders past the limit.
+    """Count one new visual (or one refused plot request) for this session; TooManyRenders past the limit.
 
-    Called only when a figure is about to be drawn, so figures already cached are never limited.
+    Called only when a visual is about to be computed, so visuals already cached are never limited.
     """
     config = current_app.config
     if not config.get("RATELIMIT_ENABLED", True):
         return
     limit_text = config["RATE_LIMIT_PLOTS"]
-    items = parse_many(limit_text)
-    _check_plot_renders(limit_text, items, count=True)
+    _check_plot_renders(limit_text, parse_many(limit_text))
 
 
-def check_plot_render() -> None:
-    """TooManyRenders if this session could not have one more figure drawn now, without counting one.
-
-    An answer page showing a student's own values draws nothing itself (its image request to /plots
-    draws and is charged), but it asks first so that it can show the question's figure instead.
-    """
-    config = current_app.config
-    if not config.get("RATELIMIT_ENABLED", True):
-        return
-    limit_text = config["RATE_LIMIT_PLOTS"]
-    _check_plot_renders(limit_text, parse_many(limit_text), count=False)
-
-
-def _check_plot_renders(limit_text: str, items, count: bool) -> None:
+def _check_plot_renders(limit_text: str, items) -> None:
     key = client_key()
     try:
         strategy = limiter.limiter
         for item in items:
-            allowed = strategy.hit(item, "plot-renders", key) if count else strategy.test(item, "plot-renders", key)
+            allowed = strategy.hit(item, "plot-renders", key)
             if not allowed:
                 reset_at = strategy.get_window_stats(item, "plot-renders", key).reset_time
                 retry_after = max(1, math.ceil(reset_at - time.time()))

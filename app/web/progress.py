@@ -13,11 +13,10 @@ from flask import g, session
 
 from .. import db
 from ..bank.schema import Bank, Question
-from ..bank.variants import instantiate
+from ..bank.variants import MAX_SEED, instantiate
 from ..errors import BadInput
 from ..grading import Answer, Grade, grade, parse_answer
 
-MAX_SEED = 2**31 - 1
 MAX_DISPLAY_NAME = 80
 
 

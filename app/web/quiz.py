@@ -12,7 +12,6 @@ from ..errors import BadInput
 from ..grading import grade, parse_form_answer
 from . import progress
 from .limits import limiter
-from .page_cache import PageCache
 from .visual_views import visual_view
 
 bp = Blueprint("quiz", __name__)
@@ -86,36 +85,14 @@ def answer(bank_id: str, question_id: str):
     answered = progress.answers(bank)
     if item.id not in answered:
         return redirect(url_for(".question", bank_id=bank.id, question_id=item.id), 303)
-    args = request.args.to_dict(flat=False)
-    key = _answer_page_key(bank, item, answered, args)
-    cached = answer_pages().get(key, bank)
-    if cached is not None:
-        return cached
     item = progress.variant(bank, item)
     result = grade(item, answered[item.id])
     visual = None
     if item.visual is not None:
-        visual = visual_view(item.visual.kind, item.visual.params, args, item.learn)
+        visual = visual_view(item.visual.kind, item.visual.params, request.args.to_dict(flat=False), item.learn,
+                             answer=answered[item.id])
     page = render_template("quiz/answer.html", **_context(bank, item, answered), grade=result, visual=visual)
-    status = visual.status if visual is not None else 200
-    if status == 200:
-        answer_pages().put(key, bank, (page, status))
-    return page, status
-
-
-def answer_pages() -> PageCache:
-    return current_app.extensions["answer_pages"]
-
-
-def _answer_page_key(bank, question, answered, args) -> tuple:
-    """Everything an answer page shows depends on: the question (and the student's variant of it, if it
-    has params), the answer given, how many are answered, and the plot controls in the query string.
-    Nothing else: the template reads no session, request or user data."""
-    given = answered[question.id]
-    return (bank.id, question.id, progress.seed(bank) if question.params else None,
-            type(given).__name__, repr(given), len(answered),
-            tuple(sorted((k, tuple(v)) for k, v in args.items())) if "v" in args else None,
-            request.script_root)
+    return page, visual.status if visual is not None else 200
 
 
 @bp.get("/quiz/<bank_id>/summary")

@@ -1,8 +1,5 @@
-"""Everything a page needs to show one visual: validated params, the figure's alt text and caption,
-its URL, and a sentence when the student's control values could not be used.
-
-A page draws no figure (and imports no matplotlib): its text comes from the cached figure or from the
-kind's describe step, and the image is drawn when the browser asks /plots for it.
+"""Everything a page needs to show one visual: validated params, the alt text and caption of its one
+computation, its image URLs, and a sentence when the student's control values could not be used.
 """
 
 from __future__ import annotations
@@ -11,21 +8,45 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from flask import url_for
+from pydantic import ValidationError
 
-from ..visuals import Description, VisualKind, VisualParams, get_kind
+from ..visuals import Computed, VisualKind, VisualParams, get_kind
 from ..visuals.service import VisualInputError, parse_query, query_values
-from .limits import TooManyRenders, charge_plot_render, check_plot_render
-from .plots import render_cache
+from .limits import TooManyRenders, charge_plot_render
+from .plots import visual_cache
+
+
+@dataclass(frozen=True)
+class Source:
+    srcset: str  # the figure at 1x and 2x, for sharp screens
+    width: int  # its size in CSS pixels, known before it is drawn: the page reserves its space
+    height: int
+
+
+@dataclass(frozen=True)
+class Images:
+    """The URLs of a visual's image: the wide layout, and the phone layout where the kind has one."""
+
+    src: str
+    srcset: str
+    width: int
+    height: int
+    narrow: Source | None
+
+    def as_dict(self) -> dict:
+        return {"src": self.src, "srcset": self.srcset, "width": self.width, "height": self.height,
+                "narrow": None if self.narrow is None else vars(self.narrow)}
+
+
+NARROW_MEDIA = "(max-width: 640px)"  # where the page shows the narrow layout (static/style.css agrees)
 
 
 @dataclass(frozen=True)
 class VisualView:
     kind: VisualKind
     params: VisualParams
-    description: Description  # alt text and caption, the same the drawn figure carries
-    src: str
-    width: int  # the image's size in CSS pixels, known before it is drawn: the <img> reserves its space
-    height: int
+    computed: Computed  # the result the image is drawn from, with its alt text and caption
+    images: Images
     json_url: str
     error: str | None
     learn: str
@@ -36,40 +57,71 @@ class VisualView:
         return query_values(self.params)
 
 
+def image_urls(kind: VisualKind, params: VisualParams, computed: Computed) -> Images:
+    values = query_values(params)
+
+    def url(**variant) -> str:
+        # A comma separates the candidates of a srcset, so none stands in a URL (choice=a,b).
+        return url_for("plots.image", kind_name=kind.name, ext=kind.format, **values, **variant).replace(",", "%2C")
+
+    def srcset(**layout) -> str:
+        if kind.format == "svg":
+            return f"{url(**layout)} 1x"  # an SVG is sharp at any scale
+        return f"{url(**layout)} 1x, {url(scale=2, **layout)} 2x"
+
+    width, height = kind.size(params, "wide", computed.result)
+    narrow = None
+    if kind.has_narrow_layout:
+        narrow = Source(srcset(layout="narrow"), *kind.size(params, "narrow", computed.result))
+    return Images(url(), srcset(), width, height, narrow)
+
+
+def answer_text(answer) -> str:
+    """A student's answer as a visual's choice param: option ids, comma-separated."""
+    if isinstance(answer, bool):
+        return "true" if answer else "false"
+    if isinstance(answer, (list, tuple)):
+        return ",".join(answer)
+    return str(answer)
+
+
 def visual_view(kind_name: str, base: Mapping | None, args: Mapping[str, list[str]],
-                learn: str | None = None) -> VisualView | None:
-    """Build the view; `args` (the page's query string) override controls only when `v` names this kind."""
+                learn: str | None = None, answer=None) -> VisualView | None:
+    """Build the view; `args` (the page's query string) override controls only when `v` names this kind.
+
+    `answer`, the student's answer on an answer page, goes to the kind's choice param, so the visual
+    marks it; an answer the kind cannot take (another question's options) leaves the question's params.
+    """
     kind = get_kind(kind_name)
     if kind is None:
         return None
     base_params = kind.parse(dict(base or {}))  # banks are validated at load, so this holds
+    if answer is not None and kind.choice_param is not None:
+        try:
+            base_params = kind.parse({**base_params.model_dump(), kind.choice_param: answer_text(answer)})
+        except ValidationError:
+            pass
     params, error, status = base_params, None, 200
     if args.get("v") == [kind.name]:
         try:
             params = parse_query(kind, args, base_params.model_dump(), only_controls=True)
         except VisualInputError as problem:
             error, status = f"{problem} The plot shows the question's own values instead.", 400
-    cache = render_cache()
-    description = None
+    cache = visual_cache()
+    computed = None
     if params is not base_params:
-        # The student's own values: the image request to /plots draws the figure and is charged for it.
-        # Without room for one more render, the page shows the question's figure instead of a broken image.
+        # The student's own values are charged; past the limit the page shows the question's figure.
         try:
-            # A kind that must draw to describe itself draws here, charged like a render from /plots.
-            description = cache.describe(kind, params, before_render=charge_plot_render,
-                                         on_miss=check_plot_render)
+            computed = cache.visual(kind, params, before_compute=charge_plot_render)
         except TooManyRenders as problem:
             params, error, status = base_params, f"{problem.message} The plot shows the question's own values instead.", 429
-    if description is None:
-        description = cache.describe(kind, params)  # the page's own figure: the same for everyone
-    width, height = kind.size(params)
+    if computed is None:
+        computed = cache.visual(kind, params)  # the page's own figure: the same for everyone
     return VisualView(
         kind=kind,
         params=params,
-        description=description,
-        src=url_for("plots.image", kind_name=kind.name, ext=kind.format, **query_values(params)),
-        width=width,
-        height=height,
+        computed=computed,
+        images=image_urls(kind, params, computed),
         json_url=url_for("plots.describe", kind_name=kind.name),
         error=error,
         learn=learn or kind.learn,

@@ -7,11 +7,9 @@ from __future__ import annotations
 
 from pydantic import Field, model_validator
 
-from app.engine.toy import MAX_TOKENS
-from app.plots.sizes import multi_head_inches
-
 from .. import register
-from ..base import Control, Description, OnOff, Rendered, Sentence, VisualKind, VisualParams
+from ..base import Control, OnOff, Sentence, VisualParams
+from ..toy import MAX_TOKENS
 from .multi_head import (
     CAPTION,
     D_MODEL_MAX,
@@ -21,6 +19,8 @@ from .multi_head import (
     TEMPERATURE_MAX,
     TEMPERATURE_MIN,
     TEMPERATURE_STEP,
+    HeadGridKind,
+    MultiHeadResult,
     check_heads_divide,
     multi_head_result,
 )
@@ -33,8 +33,6 @@ class AttentionPlaygroundParams(VisualParams):
     temperature: float = Field(default=1.0, ge=TEMPERATURE_MIN, le=TEMPERATURE_MAX, allow_inf_nan=False)
     causal: OnOff = "off"
 
-
-
     @model_validator(mode="after")
     def _heads_divide_width(self):
         check_heads_divide(self.num_heads, self.d_model)
@@ -42,7 +40,9 @@ class AttentionPlaygroundParams(VisualParams):
 
 
 @register
-class AttentionPlaygroundKind(VisualKind):
+class AttentionPlaygroundKind(HeadGridKind):
+    """The multi-head model and its drawing, with a causal mask switch and its own words."""
+
     name = "attention-playground"
     title = "Attention playground"
     Params = AttentionPlaygroundParams
@@ -58,28 +58,11 @@ class AttentionPlaygroundKind(VisualKind):
     )
     learn = "/learn/attention#playground"
 
-    def figure_inches(self, params: AttentionPlaygroundParams) -> tuple[float, float]:
-        return multi_head_inches(params.num_heads)  # drawn by draw_multi_head, sized by the heads
-
-    def render(self, params: AttentionPlaygroundParams) -> Rendered:
-        # Drawing imports matplotlib (about a second): only when a figure is drawn.
-        from app.plots.attention_playground import draw_attention_playground
-        from app.plots.figure import to_png
-
+    def compute(self, params: AttentionPlaygroundParams) -> MultiHeadResult:
         causal = params.causal == "on"
-        result = multi_head_result(params.sentence, params.num_heads, params.d_model, params.temperature, causal)
-        figure, alt = draw_attention_playground(result)
-        return Rendered(image=to_png(figure), mimetype="image/png", alt=alt, caption=self.caption(params, result))
+        return multi_head_result(params.sentence, params.num_heads, params.d_model, params.temperature, causal)
 
-    def describe(self, params: AttentionPlaygroundParams) -> Description:
-        # The alt text through the function the drawing uses, without importing matplotlib.
-        from app.plots.describe import multi_head_alt
-
-        causal = params.causal == "on"
-        result = multi_head_result(params.sentence, params.num_heads, params.d_model, params.temperature, causal)
-        return Description(alt=multi_head_alt(result), caption=self.caption(params, result))
-
-    def caption(self, params: AttentionPlaygroundParams, result) -> str:
+    def caption(self, params: AttentionPlaygroundParams, result: MultiHeadResult) -> str:
         causal = params.causal == "on"
         caption = CAPTION
         if causal:

@@ -13,9 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .attention import scaled_dot_product_attention
-from .heads import check_head_split, split_heads
-from .multihead import MultiHeadAttention
+from app.engine import MultiHeadAttention
+from app.engine.heads import check_head_split
 
 MAX_TOKENS = 12
 
@@ -237,6 +236,92 @@ def constructed_multi_head(
     return MultiHeadAttention(w_q=w_q, w_k=w_k, w_v=w_v, w_o=w_o, num_heads=num_heads)
 
 
+# --- The subject/object model of the "multi-head" visual ------------------------------------------
+#
+# One query, two relations: the verb must find its subject (a noun or pronoun before it) and its
+# object (one after it). The input is the toy features plus one signed position column, as if an
+# earlier layer had marked which side of the verb each word stands on.
+
+SIDE_COLUMN = "side of the verb"  # the input's last column: −1 before the first verb, +1 after, 0 on it
+ARGUMENT_CATEGORIES = ("noun", "pronoun")  # the parts of speech a subject or an object can have
+ROLE_STRENGTH = 4.0  # score units a feature adds (after the 1/sqrt(d_k) scaling); see relation_heads
+
+
+def first_verb(tokens: Sequence[str]) -> int | None:
+    """Index of the first token the lexicon calls a verb, or None (unknown words are never verbs)."""
+    return next((i for i, token in enumerate(tokens) if lookup(token).category == "verb"), None)
+
+
+def subject_object_inputs(tokens: Sequence[str], d_model: int) -> np.ndarray:
+    """(N, d_model): embed(tokens, d_model - 1), then the SIDE_COLUMN (all 0 without a verb)."""
+    if isinstance(d_model, bool) or not isinstance(d_model, (int, np.integer)) or d_model < 2:
+        raise ValueError(f"d_model must be a whole number >= 2 (features and a side column), got {d_model!r}")
+    verb = first_verb(tokens)
+    positions = np.arange(len(tokens))
+    side = np.zeros(len(tokens)) if verb is None else np.sign(positions - verb)  # (N,)
+    return np.column_stack([embed(tokens, d_model - 1), side])  # (N, d_model)
+
+
+def _score_gain(strength: float, head_dim: int) -> float:
+    # q·k / sqrt(d_k) = g·g / sqrt(d_k) = strength when q and k each read one feature with weight g.
+    return math.sqrt(strength * math.sqrt(head_dim))
+
+
+def _value_columns(d_model: int, width: int) -> list[int]:
+    """The input columns a head's `width`-wide value copies: the most specific toy features kept."""
+    kept = min(d_model - 1, FEATURE_COUNT)  # feature columns of subject_object_inputs
+    return list(range(max(kept - width, 0), kept))
+
+
+def relation_heads(d_model: int, num_heads: int, strength: float = ROLE_STRENGTH) -> MultiHeadAttention:
+    """num_heads heads of width d_k = d_model / num_heads; head 1 finds the verb's subject, head 2 its object.
+
+    In column 0 of each relation head the query reads the "verb" feature and the key reads
+    noun + pronoun ∓ side, each with gain g (see _score_gain), so the verb scores a word
+    strength · (noun + pronoun − side) in head 1: a noun before the verb 2·strength, another
+    word before it strength, a noun after it 0, another word after it −strength (head 2: + side,
+    the mirror image). Any other query reads nothing and spreads its weight evenly. Each relation
+    head's value copies the d_k most specific features its word has; further heads are idle (all
+    zero weights). W_O is the identity, so the output is the heads' concatenation. Constructed by
+    hand for the visual, not trained.
+    """
+    head_dim = check_head_split(d_model, num_heads)
+    if num_heads < 2:
+        raise ValueError(f"relation_heads needs num_heads >= 2 (a subject head and an object head), got {num_heads}")
+    gain = _score_gain(strength, head_dim)
+    w_q, w_k, w_v = np.zeros((3, d_model, d_model))
+    side = d_model - 1
+    for head, sign in ((0, -1.0), (1, 1.0)):
+        column = head * head_dim  # the head's first query/key column
+        w_q[FEATURE_INDEX["verb"], column] = gain
+        for category in ARGUMENT_CATEGORIES:
+            if FEATURE_INDEX[category] < d_model - 1:  # narrow inputs drop "pronoun"
+                w_k[FEATURE_INDEX[category], column] = gain
+        w_k[side, column] = sign * gain
+        for offset, feature in enumerate(_value_columns(d_model, head_dim)):
+            w_v[feature, column + offset] = 1.0
+    return MultiHeadAttention(w_q=w_q, w_k=w_k, w_v=w_v, w_o=np.eye(d_model), num_heads=num_heads)
+
+
+def one_head_for_both(d_model: int, strength: float = ROLE_STRENGTH) -> MultiHeadAttention:
+    """The best single head of width d_model for "find the subject and the object".
+
+    The verb's query reads "verb" and every key noun + pronoun (gain g, as in relation_heads),
+    so the verb scores the subject and the object the same, strength, and every other word 0: as
+    close to half its weight on each as one softmax row gets (even split is the best a single row
+    can do for both; more weight on one is less on the other). The value is the whole input row
+    (W_V = W_O = identity). Constructed by hand for the visual, not trained.
+    """
+    gain = _score_gain(strength, d_model)
+    w_q, w_k = np.zeros((2, d_model, d_model))
+    w_q[FEATURE_INDEX["verb"], 0] = gain
+    for category in ARGUMENT_CATEGORIES:
+        if FEATURE_INDEX[category] < d_model - 1:
+            w_k[FEATURE_INDEX[category], 0] = gain
+    identity = np.eye(d_model)
+    return MultiHeadAttention(w_q=w_q, w_k=w_k, w_v=identity, w_o=identity, num_heads=1)
+
+
 def averaging_self_attention(d_model: int, seed: int = 0, score_std: float = 1.0) -> MultiHeadAttention:
     """One-head self-attention whose output rows are weighted averages of its input rows.
 
@@ -250,23 +335,8 @@ def averaging_self_attention(d_model: int, seed: int = 0, score_std: float = 1.0
     return MultiHeadAttention(w_q=w_q, w_k=w_k, w_v=identity, w_o=identity, num_heads=1)
 
 
-def head_attention(
-    model: MultiHeadAttention, x: np.ndarray, mask=None, temperature: float = 1.0
-) -> tuple[np.ndarray, np.ndarray]:
-    """Self-attention of every head of `model` over x (N, d_model), with a temperature.
-
-    The model's own projections, split into heads, then scaled_dot_product_attention with the
-    temperature (MultiHeadAttention itself always uses temperature 1; at 1 the two agree).
-    Returns (head_outputs (h, N, d_k), weights (h, N, N)).
-    """
-    q, k, v = model.project(x)  # each (N, d_model)
-    q_heads = split_heads(q, model.num_heads)  # (h, N, d_k)
-    k_heads = split_heads(k, model.num_heads)  # (h, N, d_k)
-    v_heads = split_heads(v, model.num_heads)  # (h, N, d_k)
-    return scaled_dot_product_attention(q_heads, k_heads, v_heads, mask=mask, temperature=temperature)
-
-
 __all__ = [
+    "ARGUMENT_CATEGORIES",
     "FEATURE_COUNT",
     "FEATURE_INDEX",
     "FEATURE_NAMES",
@@ -275,15 +345,20 @@ __all__ = [
     "MAX_TOKENS",
     "NOUN_HEAD",
     "Projections",
+    "ROLE_STRENGTH",
+    "SIDE_COLUMN",
     "VERB_HEAD",
     "WordInfo",
     "averaging_self_attention",
     "column_names",
     "constructed_multi_head",
     "embed",
-    "head_attention",
+    "first_verb",
     "lookup",
+    "one_head_for_both",
     "project_qkv",
+    "relation_heads",
+    "subject_object_inputs",
     "tokenize",
     "unknown_words",
 ]

@@ -1,0 +1,1 @@
+"""Kind-specific claims: one module per visual kind (the generic contract is tests/test_visuals.py)."""

@@ -1,0 +1,77 @@
+"""Naive references and figure readers shared by the kind-specific tests."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from hypothesis import strategies as st
+
+from app.visuals import get_kind
+from app.visuals.toy import LEXICON, MAX_TOKENS
+
+
+def computed(kind_name: str, values: dict):
+    """(params, result, figure, alt, caption) of one computation, the figure drawn as the page's wide image."""
+    kind = get_kind(kind_name)
+    params = kind.parse(values)
+    result = kind.compute(params)
+    figure = kind.draw(params, result, kind.figure_inches(params))
+    return params, result, figure, kind.alt(params, result), kind.caption(params, result)
+
+
+def words(kind_name: str, values: dict) -> tuple[str, str | None]:
+    """The alt text and caption of one computation, without drawing."""
+    kind = get_kind(kind_name)
+    params = kind.parse(values)
+    result = kind.compute(params)
+    return kind.alt(params, result), kind.caption(params, result)
+
+
+def naive_softmax(row):
+    peak = max(row)
+    exps = [math.exp(value - peak) for value in row]
+    total = sum(exps)
+    return [value / total for value in exps]
+
+
+def naive_matmul(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    return np.array([[sum(a[i, m] * b[m, j] for m in range(a.shape[1])) for j in range(b.shape[1])]
+                     for i in range(a.shape[0])])
+
+
+def first_max(matrix):
+    """(value, row, column) of the first largest entry in row-major order, by a plain loop."""
+    best = (-math.inf, -1, -1)
+    for i, row in enumerate(matrix):
+        for j, value in enumerate(row):
+            if value > best[0]:
+                best = (float(value), i, j)
+    return best
+
+
+def heatmap_axes(figure):
+    return [ax for ax in figure.axes if ax.images]
+
+
+def tick_texts(labels):
+    return [label.get_text() for label in labels]
+
+
+def row_labels(ax):
+    """The y tick labels' texts, including ones hidden beside a neighbouring panel."""
+    return [tick.label1.get_text() for tick in ax.yaxis.get_major_ticks()]
+
+
+def texts_of(figure) -> list[str]:
+    """Every string drawn in the axes: Text artists and the cell numbers drawn as glyph outlines."""
+    return [*(text.get_text() for ax in figure.axes for text in ax.texts),
+            *(label for ax in figure.axes for collection in ax.collections
+              for label in getattr(collection, "cell_texts", ()))]
+
+
+# Sentences a student could type: lexicon words (ties: repeated words, words sharing every feature),
+# unknown words, and mixed case.
+WORD = st.one_of(st.sampled_from(sorted(LEXICON)), st.sampled_from(["zorblax", "quux", "Cat", "RAN"]))
+SENTENCE = st.lists(WORD, min_size=1, max_size=MAX_TOKENS).map(" ".join).filter(lambda text: len(text) <= 80)

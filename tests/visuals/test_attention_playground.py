@@ -1,0 +1,104 @@
+"""The "attention-playground" visual: the constructed multi-head model with every knob, and a causal mask."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from app.engine import causal_mask
+from app.visuals import check_visual, get_kind
+from app.visuals.toy import constructed_multi_head, embed, tokenize
+
+from .helpers import SENTENCE, first_max, heatmap_axes, naive_softmax
+
+MODEL_SEED = 0  # the playground shows the same seeded model to everyone
+
+
+def engine_weights(sentence: str, num_heads: int, d_model: int, temperature: float, causal: bool):
+    tokens = tokenize(sentence)
+    model = constructed_multi_head(d_model, num_heads, seed=MODEL_SEED)
+    mask = causal_mask(len(tokens)) if causal else None
+    return model(embed(tokens, d_model), mask=mask, temperature=temperature)[1]  # (h, N, N)
+
+
+def test_causal_mask_zeroes_and_hatches_the_future():
+    kind = get_kind("attention-playground")
+    params = kind.parse({"causal": "on"})
+    result = kind.compute(params)
+    tokens = tokenize(params.sentence)
+    n = len(tokens)
+    future = ~causal_mask(n)
+    assert np.all(result.weights[:, future] == 0.0)  # exactly 0, not merely small
+    np.testing.assert_allclose(result.weights.sum(axis=-1), 1.0, rtol=1e-12)
+    # The engine module with the same mask agrees, and so does a naive masked softmax of its scores.
+    weights = engine_weights(params.sentence, 2, 16, 1.0, True)
+    np.testing.assert_allclose(result.weights, weights, rtol=0, atol=1e-15)
+    trace = constructed_multi_head(16, 2, seed=MODEL_SEED).forward_detailed(embed(tokens, 16))
+    for head in range(2):
+        for i in range(n):
+            np.testing.assert_allclose(result.weights[head, i, :i + 1], naive_softmax(trace.scores[head, i, :i + 1]),
+                                       rtol=1e-12)
+
+    figure = kind.draw(params, result, kind.figure_inches(params))
+    for ax in heatmap_axes(figure):
+        (hatched,) = [patch for patch in ax.patches if patch.get_hatch()]
+        # Exactly the masked cells are covered: test each cell's centre, in data coordinates.
+        path = hatched.get_path()
+        covered = [[path.contains_point((j, i)) for j in range(n)] for i in range(n)]
+        assert np.array_equal(covered, future)
+        assert ax.images[0].get_clim() == (0.0, 1.0)
+        assert ax.get_xlabel() == "key"
+    assert heatmap_axes(figure)[0].get_ylabel() == "query"
+    alt, caption = kind.alt(params, result), kind.caption(params, result)
+    assert "Causal mask on" in alt and "causal mask" in caption.lower()
+    assert "constructed illustration, not a trained model" in caption.lower()
+    for head in range(2):
+        best, _, _ = first_max(weights[head])
+        assert f"{best:.2f}" in alt  # each head's strongest weight
+
+
+@settings(max_examples=40, deadline=None)
+@given(SENTENCE, st.sampled_from([(h, d) for d in range(2, 65) for h in range(1, 9) if d % h == 0]),
+       st.floats(0.05, 20.0), st.sampled_from(["off", "on"]))
+def test_weights_are_the_engines_and_the_mask_is_stated_for_every_setting(sentence, heads, temperature, causal):
+    num_heads, d_model = heads
+    kind = get_kind("attention-playground")
+    params = kind.parse({"sentence": sentence, "num_heads": num_heads, "d_model": d_model,
+                         "temperature": temperature, "causal": causal})
+    result = kind.compute(params)
+    weights = engine_weights(sentence, num_heads, d_model, temperature, causal == "on")
+    np.testing.assert_allclose(result.weights, weights, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(result.weights.sum(axis=-1), 1.0, rtol=1e-12)
+    n = len(tokenize(sentence))
+    if causal == "on":
+        assert np.all(result.weights[:, ~causal_mask(n)] == 0.0)
+    alt, caption = kind.alt(params, result), kind.caption(params, result)
+    assert ("Causal mask on" in alt) == (causal == "on")
+    assert ("causal mask on" in caption.lower()) == (causal == "on")
+    for head in range(num_heads):
+        assert f"{weights[head].max():.2f}" in alt
+
+
+def test_heads_must_divide_the_width():
+    problems = check_visual("attention-playground", {"num_heads": 4, "d_model": 18})
+    assert len(problems) == 1
+    assert "num_heads=4" in problems[0][1] and "d_model=18" in problems[0][1] and "divid" in problems[0][1]
+
+
+def test_query_string_values_coerce():
+    kind = get_kind("attention-playground")
+    parsed = kind.parse({"num_heads": "4", "d_model": "32", "temperature": "0.5", "causal": "on",
+                         "sentence": " a cat "})
+    assert (parsed.num_heads, parsed.d_model, parsed.temperature, parsed.causal) == (4, 32, 0.5, "on")
+    assert parsed.sentence == "a cat"
+    assert kind.parse({"causal": True}).causal == "on"
+
+
+@pytest.mark.parametrize("causal", ["off", "on"])
+def test_the_caption_names_words_outside_the_lexicon(causal):
+    kind = get_kind("attention-playground")
+    params = kind.parse({"sentence": "the zorblax sat", "causal": causal})
+    result = kind.compute(params)
+    assert "zorblax" in kind.caption(params, result) and "zorblax" in kind.alt(params, result)

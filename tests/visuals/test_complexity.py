@@ -1,0 +1,394 @@
+"""The "complexity" visual (Q9): the exact count N·M·(d + l) from attention_flops against the four options'
+formulas, one variable swept at a time, each option scaled to the count at the sweep's first point.
+
+The option formulas and the sweeps' expectations are written here again, from the question's option
+texts, so that a slip in the kind's table shows up."""
+
+from __future__ import annotations
+
+import math
+import re
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from app.engine import attention_flops
+from app.visuals import check_visual, get_kind
+from app.visuals.base import LAYOUTS, NARROW_WIDTH
+from app.visuals.kinds import complexity
+
+from .helpers import texts_of
+
+KIND = get_kind("complexity")
+BOUNDS = {"N": (1, 2048), "M": (1, 2048), "d": (1, 256), "l": (1, 256)}
+FIELD = {"N": "n", "M": "m", "d": "d", "l": "l"}
+
+# The question's options (quizzes/attention-transformers.yaml), with constant 1, of (N, M, d, l).
+FORMULAS = {
+    "nm-d-plus-l": ("O(NM(d+l))", lambda n, m, d, l: n * m * (d + l)),
+    "nm2-dl": ("O(NM²dl)", lambda n, m, d, l: n * m**2 * d * l),
+    "nm2-d2l": ("O(NM²d²l)", lambda n, m, d, l: n * m**2 * d**2 * l),
+    "nmd2l": ("O(NMd²l)", lambda n, m, d, l: n * m * d**2 * l),
+}
+# Each option's power of N, M, d, l alone (d + l is a power of neither).
+POWERS = {"nm-d-plus-l": {"N": 1, "M": 1}, "nm2-dl": {"N": 1, "M": 2, "d": 1, "l": 1},
+          "nm2-d2l": {"N": 1, "M": 2, "d": 2, "l": 1}, "nmd2l": {"N": 1, "M": 1, "d": 2, "l": 1}}
+
+
+def naive_multiply_adds(n: int, m: int, d: int, l: int) -> int:  # noqa: E741
+    """Q Kᵀ (n × d times d × m) then weights · V (n × m times m × l), counted by their loops."""
+    scores = sum(d for _ in range(n) for _ in range(m))
+    values = sum(l for _ in range(n) for _ in range(m))
+    return scores + values
+
+
+def at(values: dict, variable: str, x: int) -> tuple[int, int, int, int]:
+    sizes = {**values, FIELD[variable]: int(x)}
+    return sizes["n"], sizes["m"], sizes["d"], sizes["l"]
+
+
+def scaled_curve(option: str, values: dict, variable: str, sweep) -> list[Fraction]:
+    """The option's formula along the sweep, scaled to equal the exact count at its first point."""
+    formula = FORMULAS[option][1]
+    first = at(values, variable, sweep[0])
+    return [Fraction(formula(*at(values, variable, x)) * attention_flops(*first), formula(*first)) for x in sweep]
+
+
+def follows_everywhere(option: str, values: dict, variable: str) -> bool:
+    """Whether the option, scaled at 1, equals the exact count at every value of the variable's range
+    (at the range's ends and a few between: the formulas are polynomials of low degree)."""
+    low, high = BOUNDS[variable]
+    sweep = sorted({low, 2, 3, 7, 64, high})
+    exact = [attention_flops(*at(values, variable, x)) for x in sweep]
+    return scaled_curve(option, values, variable, sweep) == exact
+
+
+def log_log_slope(f, x: int) -> float:
+    """d log f / d log x at x, numerically."""
+    step = 1e-6
+    return (math.log(f(x * (1 + step))) - math.log(f(x))) / math.log1p(step)
+
+
+VALUES = st.fixed_dictionaries({"n": st.integers(1, 2048), "m": st.integers(1, 2048), "d": st.integers(1, 256),
+                                "l": st.integers(1, 256), "vary": st.sampled_from(["N", "M", "d", "l"]),
+                                "choice": st.sampled_from(["", *FORMULAS])})
+# The edges count most: the smallest and largest sizes, d = l, d = 1, l = 1.
+EDGE_VALUES = st.fixed_dictionaries({"n": st.sampled_from([1, 2, 2048]), "m": st.sampled_from([1, 2, 2048]),
+                                     "d": st.sampled_from([1, 2, 255, 256]), "l": st.sampled_from([1, 2, 256]),
+                                     "vary": st.sampled_from(["N", "M", "d", "l"]),
+                                     "choice": st.sampled_from(["", *FORMULAS])})
+
+
+def compute(values: dict):
+    params = KIND.parse(values)
+    result = KIND.compute(params)
+    return params, result, KIND.alt(params, result), KIND.caption(params, result)
+
+
+# --- the numbers ------------------------------------------------------------------------------------------
+
+
+def test_attention_flops_is_the_loop_count():
+    for sizes in [(1, 1, 1, 1), (3, 5, 2, 7), (8, 4, 16, 1)]:
+        assert attention_flops(*sizes) == naive_multiply_adds(*sizes)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.one_of(VALUES, EDGE_VALUES))
+def test_curves_are_the_exact_count_and_the_scaled_option_formulas(values):
+    params, result, _, _ = compute(values)
+    variable = values["vary"]
+    own = values[FIELD[variable]]
+    sweep = result.sweep
+    # The sweep runs over the variable's whole range, through the student's own value.
+    assert (sweep[0], sweep[-1]) == BOUNDS[variable]
+    assert np.all(np.diff(sweep) > 0) and own in sweep and result.own == own
+    exact = [attention_flops(*at(values, variable, x)) for x in sweep]
+    np.testing.assert_array_equal(result.exact, np.array(exact, dtype=float))
+    assert [curve.option.id for curve in result.curves] == list(FORMULAS)  # the bank's order
+    for curve in result.curves:
+        assert curve.option.text == FORMULAS[curve.option.id][0]
+        expected = scaled_curve(curve.option.id, values, variable, sweep)
+        np.testing.assert_allclose(curve.normalised, [float(v) for v in expected], rtol=1e-12)
+        assert curve.normalised[0] == result.exact[0]  # scaled at the first point
+        np.testing.assert_allclose(curve.ratios, [float(v / e) for v, e in zip(expected, exact)], rtol=1e-12)
+        assert curve.follows == (expected == exact) == follows_everywhere(curve.option.id, values, variable)
+    # Only the correct option follows the count in every sweep; each wrong one parts in some sweep.
+    for option in FORMULAS:
+        parting = tuple(v for v in BOUNDS if not follows_everywhere(option, values, v))
+        assert result.separating[option] == parting
+        assert (parting == ()) == (option == "nm-d-plus-l")
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.one_of(VALUES, EDGE_VALUES))
+def test_every_claim_of_the_alt_text_and_caption_holds(values):
+    params, result, alt, caption = compute(values)
+    n, m, d, l = values["n"], values["m"], values["d"], values["l"]  # noqa: E741
+    variable = values["vary"]
+    low, high = BOUNDS[variable]
+    total = attention_flops(n, m, d, l)
+
+    # The count at the student's values, with its two products, by hand.
+    count = (f"At N = {n}, M = {m}, d = {d}, l = {l}: {n}·{m}·({d}+{l}) = {total:,} multiply-adds "
+             f"(Q Kᵀ {n}·{m}·{d} = {n * m * d:,}, weights·V {n}·{m}·{l} = {n * m * l:,}).")
+    assert count in alt and count in caption
+    assert total == n * m * d + n * m * l
+    # "the softmax adds only N·M more, no more than either product"
+    assert "the softmax adds only N·M more, no more than either product" in caption
+    softmax = attention_flops(n, m, d, l, include_softmax=True) - total
+    assert softmax == n * m <= min(n * m * d, n * m * l)
+
+    # How much each curve grows over the sweep, and which follow the count.
+    exact_growth = Fraction(attention_flops(*at(values, variable, high)), attention_flops(*at(values, variable, low)))
+    assert f"the exact count grows {complexity.factor_text(exact_growth)}; scaled to it at {variable} = 1" in alt
+    followers, others = [], []
+    for option, (text, formula) in FORMULAS.items():
+        growth = Fraction(formula(*at(values, variable, high)), formula(*at(values, variable, low)))
+        same = follows_everywhere(option, values, variable)
+        assert (growth == exact_growth) == same
+        assert f"{text} {complexity.factor_text(growth)}{' (the same)' if same else ''}" in alt
+        (followers if same else others).append(text)
+    if variable == "N":  # every option is linear in N
+        assert others == []
+        assert "all four curves lie on it: varying N cannot tell them apart; vary M, d or l." in alt
+    else:
+        assert others, f"sweeping {variable} separates some option"
+        assert f"On the exact count in this sweep: {complexity._joined(followers)}; " in alt
+        assert f"parting from it: {complexity._joined(others)}." in alt
+    assert followers[0] == "O(NM(d+l))"  # the correct option follows in every sweep
+
+    # Slopes on the log-log axes, checked numerically against the engine and the formulas.
+    exact = lambda x: _count_at(values, variable, x)  # noqa: E731
+    if variable in ("N", "M"):
+        assert f"Slopes against {variable}: the exact count 1 (doubling it doubles the count)" in caption
+        for x in (low, high, values[FIELD[variable]]):
+            assert log_log_slope(exact, x) == pytest.approx(1.0, abs=1e-5)
+    else:
+        other_name = "l" if variable == "d" else "d"
+        other = values[other_name]
+        first, last = Fraction(1, 1 + other), Fraction(high, high + other)
+        assert (f"the exact count {variable}/({variable}+{other_name}), which rises from 1/(1+{other}) = "
+                f"{complexity.number_text(first)} at {variable} = 1 to {high}/({high}+{other}) = "
+                f"{complexity.number_text(last)} at {variable} = {high} and never reaches 1") in caption
+        assert log_log_slope(exact, 1) == pytest.approx(float(first), abs=1e-5)
+        assert log_log_slope(exact, high) == pytest.approx(float(last), abs=1e-5)
+        assert first < last < 1
+    for option, (text, formula) in FORMULAS.items():
+        power = POWERS[option].get(variable, 0)
+        stated = "the same" if option == "nm-d-plus-l" else str(power)
+        assert f"{text} {stated}" in caption.split("Slopes against")[1]
+        if option != "nm-d-plus-l":
+            f = lambda x, formula=formula: float(formula(*_sizes_at(values, variable, x)))  # noqa: E731
+            assert log_log_slope(f, 3) == pytest.approx(power, abs=1e-5)
+    assert f"scaled to equal the exact count at {variable} = 1" in caption
+    assert "These are counts, not timings" in caption
+
+
+def _sizes_at(values: dict, variable: str, x: float) -> tuple:
+    """(N, M, d, l) with the swept variable at a real x, for slopes."""
+    sizes = {**values, FIELD[variable]: x}
+    return sizes["n"], sizes["m"], sizes["d"], sizes["l"]
+
+
+def _count_at(values: dict, variable: str, x: float) -> float:
+    """attention_flops with the swept variable at a real x (its formula is polynomial, for slopes)."""
+    n, m, d, l = _sizes_at(values, variable, x)  # noqa: E741
+    return float(n * m * (d + l))
+
+
+def test_the_real_valued_count_used_for_slopes_is_attention_flops():
+    values = {"n": 3, "m": 5, "d": 7, "l": 2}
+    for variable in BOUNDS:
+        for x in (1, 4, 9):
+            assert _count_at(values, variable, x) == attention_flops(*at(values, variable, x))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.one_of(VALUES, EDGE_VALUES))
+def test_the_choice_sentence_says_what_the_chosen_option_gets_wrong(values):
+    params, result, alt, caption = compute(values)
+    n, m, d, l = values["n"], values["m"], values["d"], values["l"]  # noqa: E741
+    choice, variable = values["choice"], values["vary"]
+    high = BOUNDS[variable][1]
+    total = attention_flops(n, m, d, l)
+    if not choice:
+        assert "Your answer" not in alt
+        return
+    text = FORMULAS[choice][0]
+    assert alt.count("Your answer") == 1
+    if choice == "nm-d-plus-l":
+        assert f"Your answer {text} is right" in alt
+        assert "lies on the exact count in every sweep (N, M, d and l)" in alt
+        assert all(follows_everywhere(choice, values, v) for v in BOUNDS)
+        return
+    assert f"Your answer {text} is wrong." in alt
+    if POWERS[choice]["M"] == 2:
+        doubled = attention_flops(n, 2 * m, d, l)
+        assert doubled == 2 * total  # linear in M: doubling M doubles the count
+        assert f"doubling M from {m} to {2 * m} takes the count from {total:,} to {doubled:,} (×2), not ×4" in alt
+    if POWERS[choice]["d"] == 2:
+        factor = Fraction(attention_flops(n, m, 2 * d, l), total)
+        assert factor == Fraction(2 * d + l, d + l) and 1 < factor < 2  # less than doubles, never ×4
+        shown = complexity.number_text(factor)
+        assert f"doubling d from {d} to {2 * d} multiplies the count by ({2 * d}+{l})/({d}+{l}) = {shown}, not 4" in alt
+        assert shown != "2" and float(shown) == pytest.approx(float(factor), rel=5e-3)
+    if choice == "nm2-dl":
+        assert "O(NM²dl) grows with M², but doubling M only doubles Q Kᵀ and weights·V" in alt
+    # Where the option parts from the count: in this sweep, or in the sweeps the sentence names.
+    parting = [v for v in BOUNDS if not follows_everywhere(choice, values, v)]
+    joined = complexity._joined(parting, "or")
+    if follows_everywhere(choice, values, variable):
+        assert f"In this sweep of {variable} it lies on the exact count; vary {joined} to see it part from it." in alt
+    else:
+        formula = FORMULAS[choice][1]
+        ratio = (Fraction(formula(*at(values, variable, high)), formula(*at(values, variable, 1)))
+                 / Fraction(attention_flops(*at(values, variable, high)), attention_flops(*at(values, variable, 1))))
+        assert ratio > 1
+        assert (f"In this sweep it reaches {complexity.number_text(ratio)} times the exact count at "
+                f"{variable} = {high}; it parts from it when {joined} varies.") in alt
+
+
+def test_the_default_sweep_of_m_separates_the_m_squared_options():
+    _, result, alt, _ = compute({})
+    assert result.vary == "M" and (result.n, result.m, result.d, result.l) == (512, 512, 64, 64)
+    assert ("From M = 1 to M = 2048, with N = 512, d = 64, l = 64, the exact count grows ×2,048; scaled to it "
+            "at M = 1, O(NM(d+l)) ×2,048 (the same), O(NM²dl) ×4,194,304, O(NM²d²l) ×4,194,304, "
+            "O(NMd²l) ×2,048 (the same).") in alt
+    assert "At N = 512, M = 512, d = 64, l = 64: 512·512·(64+64) = 33,554,432 multiply-adds" in alt
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 10**6), st.integers(1, 10**6))
+def test_number_text_never_shows_a_fraction_as_a_whole_number(numerator, denominator):
+    value = Fraction(numerator, denominator)
+    text = complexity.number_text(value)
+    if value.denominator == 1:
+        assert text == f"{numerator // denominator:,}"
+    elif value > 1000:
+        assert text.startswith("≈")
+    else:
+        assert Fraction(text).denominator != 1 and float(text) == pytest.approx(float(value), rel=5e-3)
+    assert not re.search(r"\bnan\b|\binf\b|-0\b", text)
+
+
+# --- the figure ------------------------------------------------------------------------------------------
+
+
+def draw(values: dict, layout: str = "wide"):
+    params = KIND.parse(values)
+    result = KIND.compute(params)
+    return result, KIND.draw(params, result, KIND.figure_inches(params, layout))
+
+
+def lines_by_gid(ax) -> dict:
+    return {line.get_gid(): line for line in ax.lines if line.get_gid()}
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("values", [{}, {"vary": "d", "choice": "nmd2l"}, {"vary": "N", "choice": "nm2-dl"},
+                                    {"vary": "l", "n": 1, "m": 1, "d": 1, "l": 1, "choice": "nm2-d2l"},
+                                    {"vary": "d", "d": 256, "l": 256, "choice": "nm-d-plus-l"}])
+def test_the_figure_draws_the_count_and_the_options_and_marks_the_choice(values, layout):
+    result, figure = draw(values, layout)
+    count_ax, ratio_ax = figure.axes
+    if layout == "narrow":
+        assert figure.get_size_inches()[0] == NARROW_WIDTH
+        assert count_ax.get_position().y0 > ratio_ax.get_position().y1  # stacked
+    for ax in (count_ax, ratio_ax):
+        assert ax.get_xscale() == ax.get_yscale() == "log"
+    variable = result.vary
+    values = {**KIND.parse(values).model_dump()}
+    sweep = result.sweep
+    counts = lines_by_gid(count_ax)
+    np.testing.assert_array_equal(counts["exact"].get_xdata(), sweep)
+    np.testing.assert_array_equal(counts["exact"].get_ydata(),
+                                  [float(attention_flops(*at(values, variable, x))) for x in sweep])
+    ratios = lines_by_gid(ratio_ax)
+    for option in FORMULAS:
+        expected = scaled_curve(option, values, variable, sweep)
+        np.testing.assert_allclose(counts[option].get_ydata(), [float(v) for v in expected], rtol=1e-12)
+        exact = [attention_flops(*at(values, variable, x)) for x in sweep]
+        np.testing.assert_allclose(ratios[option].get_ydata(), [float(v / e) for v, e in zip(expected, exact)],
+                                   rtol=1e-12)
+    own = values[FIELD[variable]]
+    total = attention_flops(values["n"], values["m"], values["d"], values["l"])
+    assert f"{total:,}\nat {variable} = {own}" in texts_of(figure)
+    legend = {text.get_text(): text for text in figure.legends[0].get_texts()}
+    assert "exact count (attention_flops)" in legend
+    choice = values["choice"]
+    for option, (text, _) in FORMULAS.items():
+        label = text + (" ✓" if option == "nm-d-plus-l" else "") + (" (your answer)" if option == choice else "")
+        assert label in legend
+        assert (legend[label].get_fontweight() == "bold") == (option == choice)
+        if option == choice:
+            assert counts[option].get_linewidth() > counts[other(option)].get_linewidth()
+    for ax in (count_ax, ratio_ax):
+        assert ax.get_xlabel().startswith(variable)
+        ticks = [int(t) for t in ax.get_xticks()]
+        assert ticks[0] == 1 and ticks[-1] == BOUNDS[variable][1]
+
+
+def other(option: str) -> str:
+    return next(o for o in FORMULAS if o != option)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("vary", ["N", "M", "d", "l"])
+@pytest.mark.parametrize("sizes", [{}, {"n": 1, "m": 1, "d": 1, "l": 1}, {"n": 2048, "m": 2048, "d": 256, "l": 256},
+                                   {"d": 1, "l": 256}])
+def test_labels_stay_in_the_figure_and_apart_for_every_sweep(vary, sizes, layout):
+    from test_plots_layout import label_boxes, overlap
+
+    _, figure = draw({**sizes, "vary": vary, "choice": "nm2-d2l"}, layout)
+    figure.canvas.draw()
+    renderer = figure.canvas.get_renderer()
+    page = figure.bbox
+    boxes = label_boxes(figure, renderer)
+    for _, what, box in boxes:
+        assert box.x0 >= page.x0 - 1 and box.x1 <= page.x1 + 1 and box.y0 >= page.y0 - 1 and box.y1 <= page.y1 + 1, what
+    for index, (ax, what, box) in enumerate(boxes):
+        for other_ax, other_what, other_box in boxes[index + 1:]:
+            if other_ax is not ax or "tick" in what and "tick" in other_what:
+                assert overlap(box, other_box) <= 1, f"{what} overlaps {other_what}"
+
+
+# --- no timing, params --------------------------------------------------------------------------------------
+
+
+def test_nothing_is_timed_so_the_bytes_repeat(monkeypatch):
+    def no_attention(*args, **kwargs):
+        raise AssertionError("the complexity visual shows counts; it does not run attention")
+
+    monkeypatch.setattr("app.engine.scaled_dot_product_attention", no_attention)
+    monkeypatch.setattr("app.engine.attention.scaled_dot_product_attention", no_attention)
+    params = KIND.parse({"vary": "d", "choice": "nm2-dl"})
+    first, second = KIND.render(params, layout="narrow"), KIND.render(params, layout="narrow")
+    assert first == second
+
+
+def test_params():
+    assert check_visual("complexity", {"n": 0}) == [(("params", "n"), "n must be at least 1, got 0")]
+    assert check_visual("complexity", {"d": 0, "l": 300}) == [
+        (("params", "d"), "d must be at least 1, got 0"),
+        (("params", "l"), "l must be at most 256, got 300"),
+    ]
+    assert check_visual("complexity", {"m": 4096}) == [(("params", "m"), "m must be at most 2048, got 4096")]
+    assert check_visual("complexity", {"vary": "x"})
+    assert check_visual("complexity", {"choice": "nm2"})  # not one of Q9's option ids
+    assert KIND.parse({"vary": "l", "choice": "nmd2l"}).choice == "nmd2l"
+    assert KIND.choice_param == "choice" and "choice" not in {control.name for control in KIND.controls}
+    assert [control.name for control in KIND.controls] == ["vary", "n", "m", "d", "l"]
+
+
+def test_the_old_max_n_is_read_as_n_and_m_until_the_bank_moves():
+    params = KIND.parse({"d": 8, "l": 8, "max_n": "128"})
+    assert (params.n, params.m, params.d, params.l) == (128, 128, 8, 8)
+    assert KIND.parse({"max_n": 64, "m": 32}).m == 32
+    assert check_visual("complexity", {"max_n": 10_000_000}) == [
+        (("params", "n"), "n must be at most 2048, got 10000000"),
+        (("params", "m"), "m must be at most 2048, got 10000000"),
+    ]
