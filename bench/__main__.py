@@ -56,7 +56,7 @@ def main(argv=None) -> int:
         from . import engine
 
         print("engine: MultiHeadAttention against torch.nn.MultiheadAttention ...", flush=True)
-        results["engine"] = section("engine", lambda: engine.run(rounds=5 if args.quick else 15, profile=args.profile))
+        results["engine"] = section("engine", lambda: engine.run(rounds=9 if args.quick else 41, profile=args.profile))
     if "plots" in sections:
         from . import plots
 

@@ -97,6 +97,14 @@ class Interleaved:
         """The per-round ratios, in round order."""
         return [a / b for a, b in zip(self.times[name], self.times[baseline])]
 
+    def quantile_ratio(self, name: str, baseline: str, q: float = 0.1) -> float:
+        """time(name) / time(baseline) at each one's q-quantile batch: noise only ever adds time, so the
+        fast batches are the least disturbed ones (a cross-check of the paired median)."""
+        def quantile(values: list[float]) -> float:
+            ordered = sorted(values)
+            return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+        return quantile(self.times[name]) / quantile(self.times[baseline])
+
     def ratio_spread(self, name: str, baseline: str) -> tuple[float, float]:
         """The quartiles of the per-round ratios: how much the noise moved them."""
         ratios = sorted(a / b for a, b in zip(self.times[name], self.times[baseline]))
@@ -107,6 +115,8 @@ class Interleaved:
 def calls_for(worker: Worker, target_seconds: float) -> int:
     """How many calls make one batch of about target_seconds (from a short probe)."""
     probe = worker.time(1)
+    if probe < 0.05:  # cheap calls: the least disturbed of a few probes, as one can land on a busy moment
+        probe = min([probe, *(worker.time(1) for _ in range(4))])
     return max(1, min(100_000, round(target_seconds / max(probe, 1e-7))))
 
 

@@ -152,24 +152,6 @@ def run_python(code: str, env: dict | None = None) -> str:
 # --- visuals -------------------------------------------------------------------------------------
 
 
-def quadratic_seconds(sizes, d, l, **options):  # noqa: E741 - the complexity kind's names
-    """A stand-in for the complexity kind's live timing: 0.1 µs overhead plus N²·(d + l)·0.1 ns, so
-    the fitted slope is about 2 and every render of the same params gives the same bytes."""
-    import numpy as np
-
-    sizes = np.asarray(sizes, dtype=float)
-    return 1e-7 + sizes**2 * (d + l) * 1e-10
-
-
-@pytest.fixture
-def complexity_timing(monkeypatch):
-    """The complexity kind times the engine while it computes; this gives it quadratic_seconds instead
-    (and does nothing to a complexity kind that no longer measures times)."""
-    from app.visuals.kinds import complexity
-
-    monkeypatch.setattr(complexity, "measure_attention_seconds", quadratic_seconds, raising=False)
-
-
 @dataclass(frozen=True)
 class DefaultRender:
     kind: object  # the registered VisualKind
@@ -189,19 +171,15 @@ class DefaultRenders(dict):
 
 @pytest.fixture(scope="session")
 def default_renders() -> DefaultRenders:
-    """Every registered kind's default figure, rendered once per test session (the complexity kind
-    with quadratic_seconds as its timing, as the complexity_timing fixture gives it)."""
+    """Every registered kind's default figure, rendered once per test session."""
     from app.visuals import KINDS, get_kind
-    from app.visuals.kinds import complexity
 
     get_kind("soft-lookup")  # registers every kind
     renders = DefaultRenders()
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(complexity, "measure_attention_seconds", quadratic_seconds, raising=False)
-        for name, kind in sorted(KINDS.items()):
-            try:
-                params = kind.parse({})
-                renders[name] = DefaultRender(kind, params, kind.render(params))
-            except Exception as error:  # noqa: BLE001 - reported by each test that uses this kind
-                renders[name] = error
+    for name, kind in sorted(KINDS.items()):
+        try:
+            params = kind.parse({})
+            renders[name] = DefaultRender(kind, params, kind.render(params))
+        except Exception as error:  # noqa: BLE001 - reported by each test that uses this kind
+            renders[name] = error
     return renders

@@ -619,8 +619,8 @@ def test_mha_temperature_is_per_head_attention_with_that_temperature():
 def test_mha_keeps_a_copy_of_the_given_weights_with_w_qkv_their_concatenation():
     w_q, w_k, w_v, w_o = random_arrays(22, *[(4, 4)] * 4)
     mha = MultiHeadAttention(w_q=w_q, w_k=w_k, w_v=w_v, w_o=w_o, b_v=np.arange(4), num_heads=2)
-    for name, given in (("w_q", w_q), ("w_k", w_k), ("w_v", w_v), ("w_o", w_o)):
-        assert_array_equal(getattr(mha, name), given)
+    for name, passed in (("w_q", w_q), ("w_k", w_k), ("w_v", w_v), ("w_o", w_o)):
+        assert_array_equal(getattr(mha, name), passed)
     assert_array_equal(mha.w_qkv, np.concatenate([w_q, w_k, w_v], axis=1))
     assert_array_equal(mha.b_qkv, [0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3])
     assert_array_equal(mha.b_o, np.zeros(4))

@@ -47,7 +47,6 @@ def fuzz(max_examples: int) -> settings:
 def fuzz_app(tmp_path_factory):
     database = tmp_path_factory.mktemp("fuzz") / "fuzz.sqlite3"
     return create_app({
-        "PLOT_PRERENDER": False,
         "TESTING": False,  # production error handling: an exception is a 500 page, not a propagated error
         "SECRET_KEY": "fuzz-test-secret-key",
         "QUIZ_DIR": str(resource_dir("quizzes")),

@@ -7,7 +7,6 @@ import json
 import threading
 import uuid
 
-import pytest
 from sqlalchemy import func, select
 
 from app import create_app, db

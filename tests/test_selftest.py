@@ -120,17 +120,17 @@ def test_a_tolerance_that_accepts_wrong_numbers_fails(run, tmp_path):
 def test_a_visual_that_cannot_render_fails_once_per_seed_but_renders_once(run, tmp_path, monkeypatch):
     calls = []
 
-    def broken_render(self, params):
+    def broken_draw(self, params, result, inches):
         calls.append(params)
         raise RuntimeError("the plot exploded")
 
-    monkeypatch.setattr(type(get_kind("head-split")), "render", broken_render)
+    monkeypatch.setattr(type(get_kind("head-split")), "draw", broken_draw)
     result = run(write(tmp_path, "drawn.yaml", CHEAP_VISUAL), "--seeds", "3")
     assert result.exit_code == 1
     failures = [line for line in result.stdout.splitlines() if line.startswith("FAIL")]
     assert failures == [
         f"FAIL drawn / split / seed {seed} / visual-renders: head-split "
-        '{"d_model":10,"num_heads":5}: raised RuntimeError: the plot exploded' for seed in range(3)
+        '{"choice":"none","d_model":10,"num_heads":5}: raised RuntimeError: the plot exploded' for seed in range(3)
     ]
     assert len(calls) == 1  # the same params are rendered once, not once per seed
 

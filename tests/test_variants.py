@@ -11,7 +11,7 @@ from app.bank.expressions import ExpressionError, compile_expression, format_num
 from app.bank.loader import load_bank_bytes
 from app.bank.variants import draw, instantiate
 from app.visuals import check_visual
-from conftest import answer_via_form, csrf_token
+from conftest import csrf_token
 
 PRACTICE = "attention-practice"
 
@@ -143,7 +143,7 @@ def test_students_get_their_own_stable_variant_and_are_graded_on_it(app):
                                data={"csrf_token": csrf_token(page), "answer": str(d_model // heads)})
         answer_page = client.get(response.location).get_data(as_text=True)
         assert '<h1 id="verdict">Correct</h1>' in answer_page
-        assert f"split into {heads} heads of {d_model // heads}" in answer_page  # the visual follows the variant
+        assert f"d_model = {d_model} and {heads} heads of d_k = {d_model // heads}" in answer_page  # the visual follows the variant
         seen.append((d_model, heads))
     assert len(set(seen)) > 1
 

@@ -516,9 +516,9 @@ def test_answer_page_controls_redraw_without_javascript(shared_app):
     (changed,) = visuals_on(changed_page)
     assert query_of(changed["img"]["src"])["row"] == ["1"] and query_of(changed["img"]["src"])["col"] == ["4"]
     assert changed["img"]["alt"] != default["img"]["alt"]
-    kind = get_kind(PIXELS)
-    params = kind.parse({**kind.parse({}).model_dump(), "row": 1, "col": 4})
-    assert changed["img"]["alt"] == kind.describe(params).alt
+    kind = get_kind(PIXELS)  # the words are those of the params in the image's URL (with the student's answer)
+    params = kind.parse({key: value for key, (value,) in query_of(changed["img"]["src"]).items()})
+    assert (params.row, params.col) == (1, 4) and changed["img"]["alt"] == kind.describe(params).alt
     assert 'name="col" type="number" value="4"' in changed_page
     # Another kind's name in `v` leaves this figure alone.
     (other,) = visuals_on(open_answer_page(client, PIXELS_QUESTION, "?v=complexity&row=1&col=4"))

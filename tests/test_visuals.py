@@ -172,8 +172,7 @@ def test_default_figure_is_a_well_formed_image_with_words(name, default_renders)
 
 
 @pytest.mark.parametrize("name", KIND_NAMES)
-def test_render_computes_once_draws_once_and_repeats_its_bytes(name, default_renders, monkeypatch,
-                                                               complexity_timing):
+def test_render_computes_once_draws_once_and_repeats_its_bytes(name, default_renders, monkeypatch):
     kind = KINDS[name]
     calls = Counter()
     real_compute, real_draw = type(kind).compute, type(kind).draw
@@ -195,14 +194,14 @@ def test_render_computes_once_draws_once_and_repeats_its_bytes(name, default_ren
 
 
 @pytest.mark.parametrize("name", KIND_NAMES)
-def test_describe_gives_exactly_the_alt_text_and_caption_render_gives(name, default_renders, complexity_timing):
+def test_describe_gives_exactly_the_alt_text_and_caption_render_gives(name, default_renders):
     default = default_renders[name]
     described = default.kind.describe(default.params)
     assert (described.alt, described.caption) == (default.rendered.alt, default.rendered.caption)
 
 
 @pytest.mark.parametrize("name", KIND_NAMES)
-def test_image_has_the_size_the_kind_states_before_drawing(name, default_renders, complexity_timing):
+def test_image_has_the_size_the_kind_states_before_drawing(name, default_renders):
     default = default_renders[name]
     kind, params, rendered = default.kind, default.params, default.rendered
     width, height = kind.size(params)

@@ -94,6 +94,45 @@ def draw_multi_head(result, grid: tuple[int, int], inches: tuple[float, float]) 
     return figure
 
 
+GRID_NARROW_FONT = 8.0  # ≥ 10 CSS px on a 375 px phone, where the 340 px image is shown at about its size
+GRID_NARROW_TITLE = 9.0
+
+
+def draw_head_column(result, plan, inches: tuple[float, float]) -> Figure:
+    """The phone figure of the per-head grid: one heatmap per head in one column, each with its query and
+    key labels, the weights in the cells where they fit, one 0-to-1 scale bar below.
+
+    result: a MultiHeadResult; plan: a HeadColumnPlan (app.visuals.kinds.multi_head.head_column_plan)."""
+    from app.visuals.kinds.multi_head import grid_label
+
+    width, height = inches
+    figure = new_figure(width, height, layout=None)
+    labels = [grid_label(token) for token in result.tokens]
+    small = {"labelsize": GRID_NARROW_FONT}
+    image = None
+    for head, top in enumerate(plan.tops):
+        ax = figure.add_axes((plan.left / width, 1 - (top + plan.side) / height, plan.side / width,
+                              plan.side / height))
+        weights = result.weights[head]
+        shown = weights if result.mask is None else np.ma.masked_where(~result.mask, weights)
+        image = heatmap(ax, shown, row_labels=labels, col_labels=labels, vmin=0.0, vmax=1.0,
+                        row_title="query", col_title="key", annotate=False,
+                        x_tick_params={"labelrotation": 90 if plan.upright else 0, **small}, y_tick_params=small)
+        ax.set_title(result.head_titles[head], loc="left", fontsize=GRID_NARROW_TITLE)
+        ax.xaxis.label.set_fontsize(GRID_NARROW_FONT)
+        ax.yaxis.label.set_fontsize(GRID_NARROW_FONT)
+        if result.mask is not None:
+            _hatch_masked(ax, result.mask)
+        if plan.numbered:
+            _annotate(ax, weights, result.mask, image)
+    bar = figure.add_axes((plan.bar_left / width, 1 - (plan.bar_top + 0.12) / height, plan.bar_width / width,
+                           0.12 / height))
+    colorbar = figure.colorbar(image, cax=bar, orientation="horizontal")
+    colorbar.ax.tick_params(labelsize=GRID_NARROW_FONT)
+    colorbar.set_label("attention weight (0 to 1)", fontsize=GRID_NARROW_FONT)
+    return figure
+
+
 # --- The multi-head kind: one verb's rows in one head and in two heads, and what their outputs carry ---
 
 FONT = 8.0  # cell numbers: 8 pt is 11 px in the narrow image, shown at about its own size on a phone

@@ -23,7 +23,18 @@ from app.visuals.kinds.order_blindness import (
 )
 from app.visuals.words import format_difference, symmetric_limit
 
-from .figure import COLORBAR_PAD, DIVERGING, EDGE, LABEL_PAD, TICK, TITLE_PAD, heatmap, line_height, new_figure, text_width
+from .figure import (
+    COLORBAR_PAD,
+    DIVERGING,
+    EDGE,
+    LABEL_PAD,
+    TICK,
+    TITLE_PAD,
+    heatmap,
+    line_height,
+    new_figure,
+    text_width,
+)
 
 WIDE_TEXT = 9  # points: tick labels, titles and axis labels of the wide layout
 WIDE_HEADER = 10  # points: the wide layout's top line
@@ -65,7 +76,8 @@ def label_step(figure: Figure, d_model: int, panel_width: float, fontsize: float
 def panel_titles(result) -> tuple[str, str, str]:
     setting = "+ position encodings" if result.positional else "no position encodings"
     stated = f"max |difference| = {format_difference(result.max_abs_difference)}"
-    third = f"permuted − original (same input)\n{stated}" if result.same_input else f"re-ordered back − original\n{stated}"
+    third = "permuted − original (same input)" if result.same_input else "re-ordered back − original"
+    third += f"\n{stated}"
     return f"original\n{setting}", f"permuted ({result.permutation})\n{setting}", third
 
 

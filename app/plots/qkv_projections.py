@@ -15,6 +15,8 @@ from .figure import (
     LABEL_PAD,
     TICK,
     TITLE_PAD,
+    cell_labels,
+    contrasting_colours,
     fixed_grid,
     heatmap,
     line_height,
@@ -25,6 +27,16 @@ from .figure import (
 
 def _shape(array: np.ndarray) -> str:
     return f"{array.shape[0]}×{array.shape[1]}"
+
+
+def _numbers(ax, values: np.ndarray, image, limit: float, fontsize: float = 8) -> None:
+    """Each cell's number ("0.0" for a value that rounds to 0, never "−0.0"), black or white for contrast."""
+    from app.visuals.kinds.qkv_projections import cell_text
+
+    rows, cols = np.indices(values.shape)
+    flat = values.ravel()
+    cell_labels(ax, cols.ravel(), rows.ravel(), [cell_text(v) for v in flat],
+                contrasting_colours(image.cmap, (flat + limit) / (2 * limit)), fontsize=fontsize)
 
 
 def draw_qkv_projections(result, inches: tuple[float, float]) -> Figure:
@@ -59,7 +71,7 @@ def draw_qkv_projections(result, inches: tuple[float, float]) -> Figure:
     )
     # Numbers in the cells only while they fit: about 0.3 inch per cell at 8 pt.
     annotate = d_model + 3 * d_k <= 18 and n <= 8
-    common = dict(vmin=-limit, vmax=limit, cmap=DIVERGING, annotate=annotate, fmt="{:.1f}")
+    common = dict(vmin=-limit, vmax=limit, cmap=DIVERGING, annotate=False)
     # Column numbers every 4th once there are more than 8, so they stay apart.
     columns = [str(j + 1) if d_k <= 8 or j % 4 == 0 else "" for j in range(d_k)]
     x_columns = list(result.feature_names) if named_columns else [
@@ -71,9 +83,11 @@ def draw_qkv_projections(result, inches: tuple[float, float]) -> Figure:
         x_tick_params={"labelrotation": 90 if named_columns else 0}, **common,
     )
     axes["x"].title.set_fontsize(10)
+    if annotate:
+        _numbers(axes["x"], result.x, image, limit)
     for name, weight, product in (("Q", result.w_q, result.q), ("K", result.w_k, result.k), ("V", result.w_v, result.v)):
         key = name.lower()
-        heatmap(
+        w_image = heatmap(
             axes[f"w_{key}"], weight, row_labels=list(result.feature_names), col_labels=columns,
             col_title=None, title=f"$W_{name}$\n({_shape(weight)})",
             # W's columns are the product's columns, labelled below it; its rows (the features) are
@@ -81,14 +95,81 @@ def draw_qkv_projections(result, inches: tuple[float, float]) -> Figure:
             x_tick_params={"labelbottom": False},
             y_tick_params={"labelsize": 8} if name == "Q" else {"labelleft": False}, **common,
         )
-        heatmap(
+        p_image = heatmap(
             axes[key], product, row_labels=list(result.tokens), col_labels=columns, col_title=f"{name} column",
             title=f"{name} = X·$W_{name}$\n({_shape(product)})",
             y_tick_params={"labelleft": False}, **common,  # the rows are X's tokens, labelled on its left
         )
         axes[key].title.set_fontsize(10)
         axes[f"w_{key}"].title.set_fontsize(10)
+        if annotate:
+            _numbers(axes[f"w_{key}"], weight, w_image, limit)
+            _numbers(axes[key], product, p_image, limit)
     axes["w_q"].set_ylabel("feature")
     colorbar = figure.colorbar(image, ax=list(axes.values()), shrink=0.8, **colorbar_room)
     colorbar.set_label(f"value (one scale for all panels, ±{limit:.2f})")
+    return figure
+
+
+NARROW_FONT = 8.0  # ≥ 10 CSS px on a 375 px phone, where the 340 px image is shown at about its size
+NARROW_TITLE = 9.0
+
+
+def draw_qkv_narrow(result, plan, inches: tuple[float, float]) -> Figure:
+    """The phone figure: X, then W_Q above Q, W_K above K, W_V above V, one scale bar below.
+
+    plan: a NarrowPlan (app.visuals.kinds.qkv_projections.narrow_plan) placing each panel in inches.
+    """
+    width, height = inches
+    limit = result.limit
+    figure = new_figure(width, height, layout=None)
+
+    def axes_at(panel):
+        return figure.add_axes((panel.left / width, 1 - (panel.top + panel.height) / height,
+                                panel.width / width, panel.height / height))
+
+    d_model = result.x.shape[1]
+    d_k = result.q.shape[1]
+    tokens = list(result.tokens)
+    small = {"labelsize": NARROW_FONT}
+    common = dict(vmin=-limit, vmax=limit, cmap=DIVERGING, annotate=False)
+
+    def finish(ax, matrix, image, title: str, numbered: bool) -> None:
+        ax.set_title(title, loc="left", fontsize=NARROW_TITLE)
+        ax.xaxis.label.set_fontsize(NARROW_FONT)
+        ax.yaxis.label.set_fontsize(NARROW_FONT)
+        if numbered:
+            _numbers(ax, matrix, image, limit, NARROW_FONT)
+
+    panel = plan.panels["x"]
+    ax = axes_at(panel)
+    x_columns = list(result.feature_names) if plan.named_columns else [
+        str(j + 1) if j % 4 == 0 else "" for j in range(d_model)]
+    image = heatmap(ax, result.x, row_labels=tokens, col_labels=x_columns, row_title="token",
+                    col_title="feature" if plan.named_columns else "feature (named on each W's rows)",
+                    x_tick_params={"labelrotation": 90 if plan.named_columns else 0, **small},
+                    y_tick_params=small, **common)
+    finish(ax, result.x, image, f"input embeddings X ({_shape(result.x)})\nthe layer's input, looked up",
+           panel.numbered)
+    # Column numbers every 4th once there are more than 8, so they stay apart.
+    columns = [str(j + 1) if d_k <= 8 or j % 4 == 0 else "" for j in range(d_k)]
+    for name, weight, product in (("Q", result.w_q, result.q), ("K", result.w_k, result.k),
+                                  ("V", result.w_v, result.v)):
+        key = name.lower()
+        panel = plan.panels[f"w_{key}"]
+        ax = axes_at(panel)
+        image = heatmap(ax, weight, row_labels=list(result.feature_names), col_labels=columns,
+                        row_title="feature", x_tick_params={"labelbottom": False, **small},
+                        y_tick_params=small, **common)
+        finish(ax, weight, image, f"$W_{name}$ ({_shape(weight)}), learned", panel.numbered)
+        panel = plan.panels[key]
+        ax = axes_at(panel)
+        image = heatmap(ax, product, row_labels=tokens, col_labels=columns, row_title="token",
+                        col_title=f"{name} column", x_tick_params={"labelrotation": 0, **small},
+                        y_tick_params=small, **common)
+        finish(ax, product, image, f"{name} = X·$W_{name}$ ({_shape(product)})", panel.numbered)
+    bar = axes_at(plan.colorbar)
+    colorbar = figure.colorbar(image, cax=bar, orientation="horizontal")
+    colorbar.ax.tick_params(labelsize=NARROW_FONT)
+    colorbar.set_label(f"value (one scale for all panels, ±{limit:.2f})", fontsize=NARROW_FONT)
     return figure

@@ -20,7 +20,7 @@ from app.visuals import check_visual, get_kind
 from app.visuals.base import NARROW_WIDTH
 from app.visuals.kinds.autoregressive_pixels import figure_layout
 
-from .helpers import computed, words
+from .helpers import words
 
 KIND = "autoregressive-pixels"
 
@@ -385,15 +385,19 @@ def test_texts_stay_inside_the_figure_and_apart(values, layout):
     assert inches[0] == (NARROW_WIDTH if layout == "narrow" else 7.6)
     assert inches == figure_layout(params.height, params.width, params.choice, layout == "narrow").inches
     figure = kind.draw(params, result, inches)
-    figure.canvas.draw()
-    renderer = figure.canvas.get_renderer()
-    page = figure.bbox
-    boxes = [text.get_window_extent(renderer) for text in figure.texts]
-    boxes += [ax.title.get_window_extent(renderer) for ax in figure.axes]
-    boxes += [legend.get_window_extent(renderer) for legend in figure.legends]
+    for scale in (2, 1):  # text is laid out a little wider or narrower at each pixel density
+        figure.set_dpi(100 * scale)
+        figure.canvas.draw()
+        renderer = figure.canvas.get_renderer()
+        page = figure.bbox
+        boxes = [text.get_window_extent(renderer) for text in figure.texts]
+        boxes += [ax.title.get_window_extent(renderer) for ax in figure.axes]
+        boxes += [legend.get_window_extent(renderer) for legend in figure.legends]
+        for box in boxes:  # at least 2 px (at 100 dpi) inside the edges
+            margin = 2 * scale
+            assert (page.x0 + margin <= box.x0 and box.x1 <= page.x1 - margin and page.y0 <= box.y0
+                    and box.y1 <= page.y1), (box, page)
     frames = [ax.get_window_extent(renderer) for ax in figure.axes]
-    for box in boxes:
-        assert page.x0 - 1 <= box.x0 and box.x1 <= page.x1 + 1 and page.y0 - 1 <= box.y0 and box.y1 <= page.y1 + 1
     for index, box in enumerate(boxes):
         for other in boxes[index + 1:] + frames:
             if other is not box:

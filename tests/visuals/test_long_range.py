@@ -20,7 +20,7 @@ from app.visuals.kinds.long_range import OPTION_TEXT, OPTIONS
 from app.visuals.words import plural
 from conftest import SEED_BANK, answer_via_form
 
-from .helpers import computed, words
+from .helpers import computed
 
 KIND = "long-range"
 

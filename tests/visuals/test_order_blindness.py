@@ -370,7 +370,8 @@ def text_boxes(figure):
         for axis in (ax.xaxis, ax.yaxis):
             for label in axis.get_ticklabels():
                 if label.get_visible() and label.get_text():
-                    boxes.append((f"tick {label.get_text()!r}", label.get_window_extent(renderer), label.get_fontsize()))
+                    boxes.append((f"tick {label.get_text()!r}", label.get_window_extent(renderer),
+                                  label.get_fontsize()))
             if axis.label.get_text():
                 boxes.append((f"label {axis.label.get_text()!r}", axis.label.get_window_extent(renderer),
                               axis.label.get_fontsize()))

@@ -143,7 +143,7 @@ def autoregressive_pixels_result(params: AutoregressivePixelsParams) -> Autoregr
     block_of = np.arange(pixels) // block  # (H·W,)
     # The Image Transformer's 1-D local attention: a query block attends to itself and to the block of
     # pixels generated before it (memory = query block + `block` earlier pixels), never to later pixels.
-    window = block_of[np.newaxis, :] >= block_of[:, np.newaxis] - 2  # (query, key)
+    window = block_of[np.newaxis, :] >= block_of[:, np.newaxis] - 1  # (query, key)
     local = causal & window
     selected = causal if params.mask == "causal" else local
     steps = []
@@ -251,7 +251,7 @@ def banner_text(choice: str) -> str:
 
 def banner_lines(choice: str, narrow: bool) -> list[str]:
     bold = bool(choice)  # the answer's line is bold, and bold letters are wider
-    return textwrap.wrap(banner_text(choice), (50 if bold else 54) if narrow else (92 if bold else 104))
+    return textwrap.wrap(banner_text(choice), (46 if bold else 54) if narrow else (96 if bold else 104))
 
 
 def worked_example(result: AutoregressivePixelsResult) -> str:

@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
-from pydantic import Field, model_validator
+from pydantic import Field
 
 from app.engine import attention_flops
 
@@ -59,18 +59,6 @@ class ComplexityParams(VisualParams):
     l: int = Field(default=64, ge=1, le=LARGEST["l"])  # noqa: E741 - the value width's name in the question
     vary: Literal["M", "N", "d", "l"] = "M"  # M first: the sweep that separates M from M²
     choice: Literal["", "nm-d-plus-l", "nm2-dl", "nm2-d2l", "nmd2l"] = NO_CHOICE  # the student's option
-
-    @model_validator(mode="before")
-    @classmethod
-    def _legacy_max_n(cls, values: Any) -> Any:
-        """TRANSITIONAL (delete once quizzes/ pass n and m): the old figure's `max_n`, its largest
-        N = M, is read as n = m = max_n."""
-        if isinstance(values, dict) and "max_n" in values:
-            values = dict(values)
-            max_n = values.pop("max_n")
-            values.setdefault("n", max_n)
-            values.setdefault("m", max_n)
-        return values
 
 
 def sweep_values(variable: str, own: int) -> np.ndarray:
@@ -337,8 +325,3 @@ class ComplexityKind(VisualKind[ComplexityResult]):
 
         return draw_complexity(result, inches)
 
-
-def measure_attention_seconds(*_args, **_kwargs):  # pragma: no cover - see the docstring
-    """TRANSITIONAL, unused: the figure no longer times the engine. tests/conftest.py,
-    tests/test_plots_layout.py and bench/stubs.py still patch this name; delete it with those patches."""
-    raise NotImplementedError("the complexity visual shows exact counts and no longer measures times")

@@ -343,7 +343,7 @@ class LongRangeKind(VisualKind):
         return draw_long_range(result, inches)
 
     def caption(self, params: LongRangeParams, result: LongRangeResult) -> str:
-        d, n = result.d_model, result.tokens
+        d = result.d_model
         step = result.lstm_step
         block = ", ".join(f"{product.name} {product.shape_text()}" for product in result.block)
         parts = [

@@ -176,10 +176,85 @@ CAPTION = (
 
 
 
+# The per-head grid's phone layout: one column of heads, each with its own labels, one scale bar below.
+GRID_FONT = 8.0  # tick labels, axis labels and cell numbers: 8 pt ≈ 11 CSS px in the 340 px image
+GRID_TITLE = 9.0
+GRID_EDGE, GRID_TICK, GRID_LABEL_PAD, GRID_TITLE_PAD = 0.05, 7 / 72, 4 / 72, 6 / 72  # as app.plots.figure's
+NUMBERED_CELL = 0.3  # "0.17" at 8 pt is 0.25 inch: narrower cells go without their numbers
+MAX_NUMBERED_CELL, MAX_PLAIN_CELL = 0.42, 0.2  # larger squares only make the column longer
+HEAD_GAP = 0.18
+GRID_BAR, GRID_BAR_INSET = 0.12, 0.15
+GRID_LABEL = 14  # longer words are cut in the phone figure's tick labels ("…"); the alt text has them whole
+# DejaVu Sans advance widths in em, to size the figure before matplotlib is imported (an upper estimate:
+# other ASCII characters count as 0.64 em, anything else as 1 em).
+_EM = {**dict.fromkeys("ijl'.,:;|!", 0.28), **dict.fromkeys("ft", 0.36), "r": 0.44, "m": 1.0, "w": 0.82,
+       "…": 1.0}
+
+
+def grid_label(word: str) -> str:
+    return word if len(word) <= GRID_LABEL else word[: GRID_LABEL - 1] + "…"
+
+
+def _estimated_width(texts, fontsize: float) -> float:
+    return max((sum(_EM.get(ch, 0.64 if ch.isascii() else 1.0) for ch in text) * fontsize / 72
+                for text in texts), default=0.0)
+
+
+def _line(fontsize: float) -> float:
+    return 1.2 * fontsize / 72
+
+
+@dataclass(frozen=True)
+class HeadColumnPlan:
+    """The phone figure: head h's square heatmap at (left, tops[h]) in inches from the top-left corner."""
+
+    width: float
+    height: float
+    left: float
+    side: float  # the heatmaps' width and height
+    tops: tuple[float, ...]
+    numbered: bool  # the cells carry their weights
+    upright: bool  # the key labels are turned 90° (too wide to stand level under their cells)
+    bar_top: float
+    bar_left: float
+    bar_width: float
+
+
+def head_column_plan(tokens, num_heads: int) -> HeadColumnPlan:
+    labels = [grid_label(token) for token in tokens]
+    n = len(labels)
+    label_width = _estimated_width(labels, GRID_FONT)
+    left = GRID_EDGE + _line(GRID_FONT) + GRID_LABEL_PAD + label_width + GRID_TICK
+    room = NARROW_WIDTH - left - GRID_EDGE
+    numbered = room / n >= NUMBERED_CELL
+    cell = min(room / n, MAX_NUMBERED_CELL if numbered else MAX_PLAIN_CELL)
+    side = n * cell
+    upright = label_width > 0.9 * cell
+    below = GRID_TICK + (label_width if upright else _line(GRID_FONT)) + GRID_LABEL_PAD + _line(GRID_FONT)
+    tops, top = [], GRID_EDGE
+    for _ in range(num_heads):
+        top += _line(GRID_TITLE) + GRID_TITLE_PAD
+        tops.append(top)
+        top += side + below + HEAD_GAP
+    bar_top = top
+    top += GRID_BAR + GRID_TICK + 2 * _line(GRID_FONT) + GRID_LABEL_PAD + GRID_EDGE
+    bar_width = min(room, 2.6) - 2 * GRID_BAR_INSET
+    return HeadColumnPlan(NARROW_WIDTH, round(top, 2), left, side, tuple(tops), numbered, upright, bar_top,
+                          left + GRID_BAR_INSET, bar_width)
+
+
 class HeadGridKind(VisualKind):
-    """One heatmap per head of the constructed noun/verb model; the attention-playground kind registers it."""
+    """One heatmap per head of the constructed noun/verb model; the attention-playground kind registers it.
+
+    Wide: the heads on a grid (head_grid). Narrow (phone): one column of heads, as tall as they need."""
+
+    narrow_inches = (NARROW_WIDTH, 9.0)  # nominal: figure_inches sizes the column to the heads and words
 
     def figure_inches(self, params, layout: str = "wide", result=None) -> tuple[float, float]:
+        if layout == "narrow":
+            tokens = result.tokens if result is not None else tokenize(params.sentence, MAX_TOKENS)
+            plan = head_column_plan(tokens, params.num_heads)
+            return plan.width, plan.height
         return multi_head_inches(params.num_heads)
 
     def compute(self, params) -> MultiHeadResult:
@@ -189,6 +264,10 @@ class HeadGridKind(VisualKind):
         return multi_head_alt(result)
 
     def draw(self, params, result: MultiHeadResult, inches):
+        if inches[0] == NARROW_WIDTH:
+            from app.plots.multi_head import draw_head_column
+
+            return draw_head_column(result, head_column_plan(result.tokens, len(result.head_titles)), inches)
         from app.plots.multi_head import draw_multi_head
 
         return draw_multi_head(result, head_grid(len(result.head_titles)), inches)
@@ -510,6 +589,6 @@ class MultiHeadKind(VisualKind):
         return draw_relations(result, inches, narrow=inches[0] == NARROW_WIDTH)
 
 
-__all__ = ["CAPTION", "HeadGridKind", "MultiHeadKind", "MultiHeadParams", "MultiHeadResult", "RelationResult",
+__all__ = ["CAPTION", "HeadColumnPlan", "HeadGridKind", "grid_label", "head_column_plan", "MultiHeadKind", "MultiHeadParams", "MultiHeadResult", "RelationResult",
            "SwapTest", "check_heads_divide", "head_grid", "head_title", "multi_head_alt", "multi_head_inches",
            "multi_head_result", "relation_alt", "relation_caption", "relation_result"]

@@ -417,10 +417,10 @@ class OrderBlindnessKind(VisualKind):
         caption = (
             f"One self-attention layer of width d_model {result.d_model} (one head with random query and key "
             "weights, seed 0, and the embeddings themselves as values, so output row i = Σ_j w_ij x_j with "
-            "w_i = softmax((x_i W_Q)(X W_K)ᵀ / √d_model), a weighted average of the input rows; constructed illustration, "
-            "not a trained model) applied to the sentence and to its shuffled copy. A row's weights depend only on "
-            "its own token and the set of tokens around it, so without position information shuffling the input "
-            "just shuffles the output rows in the same way (the layer is permutation-equivariant). "
+            "w_i = softmax((x_i W_Q)(X W_K)ᵀ / √d_model), a weighted average of the input rows; constructed "
+            "illustration, not a trained model) applied to the sentence and to its shuffled copy. A row's weights "
+            "depend only on its own token and the set of tokens around it, so without position information "
+            "shuffling the input just shuffles the output rows in the same way (the layer is permutation-equivariant). "
         )
         caption += comparison_sentences(result)
         for group in result.collapsed:

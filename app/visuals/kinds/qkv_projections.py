@@ -11,7 +11,7 @@ import numpy as np
 from pydantic import Field
 
 from .. import register
-from ..base import WIDTH, Control, Sentence, VisualKind, VisualParams, chosen, option_choice
+from ..base import NARROW_WIDTH, WIDTH, Control, Sentence, VisualKind, VisualParams, chosen, option_choice
 from ..toy import MAX_TOKENS, column_names, embed, project_qkv, tokenize, unknown_words
 from ..words import symmetric_limit, unknown_words_sentence
 
@@ -67,6 +67,96 @@ def qkv_result(params: QkvProjectionsParams) -> QkvResult:
     )
 
 
+def cell_text(value: float) -> str:
+    """A cell's number: one decimal and a true minus sign; a value that rounds to 0 is "0.0", never "−0.0"."""
+    text = f"{value:.1f}"
+    return "0.0" if float(text) == 0 else text.replace("-", "\u2212")
+
+
+# --- The phone layout: the seven panels stacked, X on top, then each W above its product ------------
+
+NARROW_FONT = 8.0  # tick labels, axis labels and cell numbers: 8 pt ≈ 11 CSS px in the 340 px image
+NARROW_TITLE = 9.0
+EDGE, TICK, LABEL_PAD, TITLE_PAD = 0.05, 7 / 72, 4 / 72, 6 / 72  # as app.plots.figure's, in inches
+NUMBERED_ROW, PLAIN_ROW = 0.18, 0.15  # a row's height with numbers in its cells, and without (≥ 8 pt line)
+MAX_CELL = 0.5  # wider cells only spread a few columns over the whole width
+PANEL_GAP, BLOCK_GAP = 0.08, 0.12
+BAR_HEIGHT = 0.12
+BAR_INSET = 0.2  # room each side of the colour bar for half its end labels ("−1.00")
+# DejaVu Sans advance widths in em, for sizing the figure before matplotlib is imported (conservative:
+# every other character counts as 0.64 em, anything outside ASCII as 1 em).
+_EM = {**dict.fromkeys("ijl'.,:;|!", 0.28), **dict.fromkeys("ft", 0.36), "r": 0.44, "m": 1.0, "w": 0.82,
+       **dict.fromkeys("MW", 1.0), **dict.fromkeys("−+=×", 0.84)}
+
+
+def estimated_width(texts, fontsize: float) -> float:
+    """An upper estimate of the widest text's width in inches (plain text, the default font)."""
+    return max((sum(_EM.get(ch, 0.64 if ch.isascii() else 1.0) for ch in text) * fontsize / 72
+                for text in texts), default=0.0)
+
+
+def line(fontsize: float) -> float:
+    return 1.2 * fontsize / 72
+
+
+@dataclass(frozen=True)
+class Panel:
+    """Where one heatmap goes in the phone figure, in inches from the top-left corner."""
+
+    left: float
+    top: float
+    width: float
+    height: float
+    numbered: bool  # its cells carry their numbers
+
+
+@dataclass(frozen=True)
+class NarrowPlan:
+    width: float
+    height: float
+    panels: dict  # "x", "w_q", "q", "w_k", "k", "w_v", "v" -> Panel
+    colorbar: Panel
+    named_columns: bool  # X's columns carry the feature names (else every 4th column number)
+
+
+def narrow_plan(result: QkvResult) -> NarrowPlan:
+    """The phone figure's panels: each as wide as its columns allow (cells up to MAX_CELL), its numbers
+    written where the widest number fits its cells, rows tall enough for 8 pt labels."""
+    n, d_model = result.x.shape
+    d_k = result.q.shape[1]
+    named_columns = d_model <= 8
+    left = EDGE + line(NARROW_FONT) + LABEL_PAD + TICK + estimated_width(
+        [*result.tokens, *result.feature_names], NARROW_FONT)
+    room = NARROW_WIDTH - left - EDGE
+    widest = {name: estimated_width([cell_text(v) for v in matrix.ravel()], NARROW_FONT) for name, matrix in (
+        ("x", result.x), ("w_q", result.w_q), ("w_k", result.w_k), ("w_v", result.w_v), ("q", result.q),
+        ("k", result.k), ("v", result.v))}
+    panels = {}
+    top = EDGE
+
+    def place(name: str, rows: int, cols: int, title_lines: int) -> float:
+        nonlocal top
+        cell = min(room / cols, MAX_CELL)
+        numbered = widest[name] <= 0.85 * cell and rows * cols <= 256
+        top += title_lines * line(NARROW_TITLE) + TITLE_PAD
+        height = rows * (NUMBERED_ROW if numbered else PLAIN_ROW)
+        panels[name] = Panel(left, top, cols * cell, height, numbered)
+        top += height
+        return top
+
+    place("x", n, d_model, 2)
+    column_labels = estimated_width(result.feature_names, NARROW_FONT) if named_columns else line(NARROW_FONT)
+    top += TICK + column_labels + LABEL_PAD + line(NARROW_FONT) + BLOCK_GAP
+    for key in ("q", "k", "v"):
+        place(f"w_{key}", d_model, d_k, 1)
+        top += PANEL_GAP
+        place(key, n, d_k, 1)
+        top += TICK + line(NARROW_FONT) + LABEL_PAD + line(NARROW_FONT) + BLOCK_GAP
+    colorbar = Panel(left + BAR_INSET, top, room - 2 * BAR_INSET, BAR_HEIGHT, False)
+    top += BAR_HEIGHT + TICK + line(NARROW_FONT) + LABEL_PAD + line(NARROW_FONT) + EDGE
+    return NarrowPlan(NARROW_WIDTH, round(top, 2), panels, colorbar, named_columns)
+
+
 def _largest_entry(result: QkvResult, name: str, matrix: np.ndarray) -> str:
     row, column = np.unravel_index(int(np.argmax(np.abs(matrix))), matrix.shape)
     return f"{name} {matrix[row, column]:+.2f} (token '{result.tokens[row]}', column {column + 1})"
@@ -86,6 +176,14 @@ class QkvProjectionsKind(VisualKind):
     learn = "/learn/attention#projections"
     choice_param = "choice"
     inches = (WIDTH, 5.0)
+    narrow_inches = (NARROW_WIDTH, 11.0)  # nominal: figure_inches sizes the phone figure to its panels
+
+    def figure_inches(self, params: QkvProjectionsParams, layout: str = "wide",
+                      result: QkvResult | None = None) -> tuple[float, float]:
+        if layout != "narrow":
+            return self.inches
+        plan = narrow_plan(result if result is not None else self.compute(params))
+        return plan.width, plan.height
 
     def compute(self, params: QkvProjectionsParams) -> QkvResult:
         return qkv_result(params)
@@ -111,14 +209,19 @@ class QkvProjectionsKind(VisualKind):
     def draw(self, params: QkvProjectionsParams, result: QkvResult, inches):
         from app.plots.qkv_projections import draw_qkv_projections
 
+        if inches[0] == NARROW_WIDTH:
+            from app.plots.qkv_projections import draw_qkv_narrow
+
+            return draw_qkv_narrow(result, narrow_plan(result), inches)
         return draw_qkv_projections(result, inches)
 
     def caption(self, params: QkvProjectionsParams, result: QkvResult) -> str:
         caption = (
             "The word embeddings X are the layer's input: they are looked up, not computed by the "
             "attention layer. Queries, keys and values are computed from X by learned linear maps "
-            "(Q = X·W_Q, K = X·W_K, V = X·W_V, one dense layer each, drawn like a matrix product: "
-            "X on the left, W above, the product where their rows and columns meet). Every panel "
+            "(Q = X·W_Q, K = X·W_K, V = X·W_V, one dense layer each). Each product has X's rows, one "
+            "per token, and its W's columns, and is drawn under its W: a column of the product sits "
+            "under the column of W that makes it. Every panel "
             "uses one diverging colour scale, symmetric about 0 and set by the largest |entry| of "
             f"all seven matrices. The weights are random (seed {params.seed}), not trained, and the "
             "embeddings are toy features (constructed illustration, not a trained model)."
@@ -145,4 +248,5 @@ def choice_sentence(ticked: tuple[str, ...]) -> str:
     return text
 
 
-__all__ = ["QkvProjectionsKind", "QkvProjectionsParams", "QkvResult", "qkv_result"]
+__all__ = ["NarrowPlan", "QkvProjectionsKind", "QkvProjectionsParams", "QkvResult", "cell_text", "narrow_plan",
+           "qkv_result"]
