@@ -198,7 +198,9 @@ def test_the_page_keeps_the_images_space_while_it_loads_and_scales_it_to_the_scr
     page.screenshot(path=str(artifacts / f"visual-loaded-{viewport['width']}.png"), full_page=True)
     assert loaded == waiting  # nothing moved when the image arrived
     assert loaded["width"] == min(760, loaded["column"])  # its own size, or the column's width on a phone
-    assert loaded["height"] == pytest.approx(loaded["width"] * 390 / 760, abs=1)  # not stretched
+    natural = page.evaluate("(() => { const img = document.querySelector('.visual-image');"
+                            " return img.naturalHeight / img.naturalWidth; })()")
+    assert loaded["height"] == pytest.approx(loaded["width"] * natural, abs=1)  # not stretched
     context.close()
 
 
@@ -212,7 +214,8 @@ def test_visual_controls_work_without_javascript(browser, live_server):
     page.fill("#visual-num_heads", "16")
     page.click("button:has-text('Update the plot')")
     assert "num_heads=16" in page.url
-    assert "16 heads of 8" in page.locator(".visual-alt").inner_text()
+    assert "16 heads of d_k = 8" in page.get_attribute(".visual-image", "alt")
+    assert "16 heads of d_k = 8" in page.locator(".visual-alt").text_content()  # in "Describe this figure"
     # The page is served before its figure is drawn: the image arrives when /plots has drawn it.
     _wait_until(page, "() => document.querySelector('.visual-image').complete")
     assert page.evaluate("document.querySelector('.visual-image').naturalWidth") > 0

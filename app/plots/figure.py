@@ -115,9 +115,13 @@ def to_png(figure: Figure, dpi: float | None = None) -> bytes:
 
 
 def to_svg(figure: Figure) -> bytes:
-    """SVG bytes, identical for identical figures: a fixed hash salt, and no date or creator."""
+    """SVG bytes, identical for identical figures: a fixed hash salt, and no date or creator.
+
+    Text is drawn as glyph outlines ("path"), not as <text> in the browser's fonts: matplotlib lays out
+    sub- and superscripts with its own font's metrics, which another font would not match.
+    """
     buffer = io.BytesIO()
-    with RENDER_LOCK, matplotlib.rc_context({"svg.hashsalt": "attention-quiz", "svg.fonttype": "none"}):
+    with RENDER_LOCK, matplotlib.rc_context({"svg.hashsalt": "attention-quiz", "svg.fonttype": "path"}):
         figure.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
     return buffer.getvalue()
 

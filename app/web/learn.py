@@ -8,6 +8,7 @@ from __future__ import annotations
 from flask import Blueprint, render_template, request
 
 from ..errors import NotFound
+from ..visuals.toy import LEXICON
 from .visual_views import visual_view
 
 bp = Blueprint("learn", __name__, url_prefix="/learn")
@@ -33,6 +34,21 @@ PAGES: dict[str, tuple[str, list[tuple[str, str]]]] = {
 }
 
 
+# How the /learn attention page names each category of the toy lexicon.
+CATEGORY_NAMES = {"noun": "Nouns", "verb": "Verbs", "adjective": "Adjectives", "determiner": "Determiners",
+                  "pronoun": "Pronouns", "preposition": "Prepositions", "connective": "Connectives (no features)"}
+
+
+def toy_vocabulary() -> list[tuple[str, list[str]]]:
+    """(category heading, its words in lexicon order) for every category of the toy lexicon."""
+    groups: dict[str, list[str]] = {}
+    for word, info in LEXICON.items():
+        groups.setdefault(info.category, []).append(word)
+    order = [category for category in CATEGORY_NAMES if category in groups]
+    order += sorted(set(groups) - set(order))
+    return [(CATEGORY_NAMES.get(category, category.capitalize()), groups[category]) for category in order]
+
+
 @bp.get("/")
 def index():
     return render_template("learn/index.html", pages=PAGES)
@@ -46,4 +62,6 @@ def page(page: str):
     args = request.args.to_dict(flat=False)
     visuals = {anchor: visual_view(kind, {}, args) for anchor, kind in sections}
     status = 400 if any(v is not None and v.error for v in visuals.values()) else 200
-    return render_template(f"learn/{page}.html", title=title, visuals=visuals, pages=PAGES, page=page), status
+    extra = {"vocabulary": toy_vocabulary()} if page == "attention" else {}
+    return render_template(f"learn/{page}.html", title=title, visuals=visuals, pages=PAGES, page=page,
+                           **extra), status

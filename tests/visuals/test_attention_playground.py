@@ -11,7 +11,7 @@ from app.engine import causal_mask
 from app.visuals import check_visual, get_kind
 from app.visuals.toy import constructed_multi_head, embed, tokenize
 
-from .helpers import SENTENCE, first_max, heatmap_axes, naive_softmax
+from .helpers import SENTENCE, first_max, heatmap_axes, naive_softmax, tick_texts
 
 MODEL_SEED = 0  # the playground shows the same seeded model to everyone
 
@@ -102,3 +102,90 @@ def test_the_caption_names_words_outside_the_lexicon(causal):
     params = kind.parse({"sentence": "the zorblax sat", "causal": causal})
     result = kind.compute(params)
     assert "zorblax" in kind.caption(params, result) and "zorblax" in kind.alt(params, result)
+
+
+# --- the phone layout: one column of heads, 8 pt text, weights in the cells where they fit ----------
+
+import itertools
+
+from app.visuals.base import NARROW_WIDTH
+
+from .test_qkv_projections import assert_legible_and_apart, number_collections
+
+KIND = get_kind("attention-playground")
+LONG = "the extraordinarily sleepy cat sat quietly on the mat while dog ran"
+EXTREMES = [{}, {"num_heads": 8, "d_model": 64, "causal": "on", "sentence": LONG},
+            {"num_heads": 5, "d_model": 40, "sentence": "internationalization cat sat"},
+            {"num_heads": 1, "d_model": 8, "sentence": "cat"}, {"num_heads": 8, "d_model": 8, "sentence": LONG}]
+
+
+def narrow_figure(values: dict):
+    params = KIND.parse(values)
+    result = KIND.compute(params)
+    figure = KIND.draw(params, result, KIND.figure_inches(params, "narrow", result))
+    figure.canvas.draw()
+    return params, result, figure
+
+
+@pytest.mark.parametrize("values", EXTREMES)
+def test_narrow_figure_is_phone_wide_and_its_pngs_match_its_size(values):
+    params = KIND.parse(values)
+    width, height = KIND.figure_inches(params, "narrow")
+    assert width == NARROW_WIDTH
+    assert KIND.figure_inches(params) == (7.6, 3.9 if params.num_heads <= 3 else 6.0)  # wide: by the heads
+    image = KIND.render(params, layout="narrow").image
+    assert image == KIND.render(params, layout="narrow").image
+    assert (int.from_bytes(image[16:20], "big"), int.from_bytes(image[20:24], "big")) == (340, round(height * 100))
+
+
+def test_the_narrow_column_grows_with_the_heads():
+    heights = [KIND.figure_inches(KIND.parse({"num_heads": h, "d_model": 8 * h}), "narrow")[1] for h in (1, 2, 4, 8)]
+    assert heights == sorted(heights) and len(set(heights)) == 4
+
+
+@pytest.mark.parametrize("values", EXTREMES)
+def test_narrow_text_is_at_least_8_pt_and_nothing_overlaps(values):
+    _, _, figure = narrow_figure(values)
+    assert_legible_and_apart(figure)
+
+
+@settings(max_examples=12, deadline=None)
+@given(SENTENCE, st.sampled_from([(h, d) for d in range(2, 65) for h in range(1, 9) if d % h == 0]),
+       st.sampled_from(["off", "on"]))
+def test_narrow_layout_is_legible_for_every_setting(sentence, heads, causal):
+    num_heads, d_model = heads
+    _, _, figure = narrow_figure({"sentence": sentence, "num_heads": num_heads, "d_model": d_model,
+                                 "causal": causal})
+    assert len(heatmap_axes(figure)) == num_heads
+    assert_legible_and_apart(figure)
+
+
+@pytest.mark.parametrize("causal", ["off", "on"])
+def test_narrow_stacks_the_heads_in_one_column_with_their_weights(causal):
+    params, result, figure = narrow_figure({"num_heads": 4, "d_model": 16, "causal": causal})
+    axes = heatmap_axes(figure)
+    assert [ax.get_title(loc="left") for ax in axes] == list(result.head_titles)
+    boxes = [ax.get_position() for ax in axes]
+    assert len({round(box.x0, 6) for box in boxes}) == 1  # one column
+    assert all(upper.y0 > lower.y1 for upper, lower in itertools.pairwise(boxes))  # head 1 on top, apart
+    tokens = tokenize(params.sentence)
+    for ax in axes:  # every head keeps its own query and key labels, on the true 0..1 scale
+        assert ax.get_ylabel() == "query" and ax.get_xlabel() == "key"
+        assert tick_texts(ax.get_yticklabels()) == tokens and tick_texts(ax.get_xticklabels()) == tokens
+        assert ax.images[0].get_clim() == (0.0, 1.0)
+    # 6 words: the cells are wide enough for their weights, which are the engine's (masked cells: none).
+    weights = engine_weights(params.sentence, 4, 16, 1.0, causal == "on")
+    mask = causal_mask(len(tokens)) if causal == "on" else np.ones((len(tokens),) * 2, dtype=bool)
+    collections = number_collections(figure)
+    assert len(collections) == 4
+    for head, (_, collection) in enumerate(collections):
+        assert list(collection.cell_texts) == [f"{w:.2f}" for w in weights[head][mask]]
+
+
+def test_narrow_drops_the_weights_only_when_the_cells_are_too_small():
+    _, _, figure = narrow_figure({"num_heads": 2, "d_model": 16, "sentence": LONG})
+    assert not number_collections(figure)  # 12 words: cells of about 0.18 inch, "0.17" needs 0.25
+    _, _, figure = narrow_figure({"num_heads": 2, "d_model": 16, "sentence": "the cat sat on the mat while dog"})
+    assert len(number_collections(figure)) == 2
+    params = KIND.parse({"sentence": LONG})
+    assert "number" not in KIND.alt(params, KIND.compute(params)).lower()  # the alt never claims them

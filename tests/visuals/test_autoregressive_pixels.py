@@ -104,7 +104,7 @@ def result_of(values: dict):
 # --- the masks ---------------------------------------------------------------------------------------------
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(IMAGES, BLOCKS, MASKS)
 def test_masks_are_the_engine_causal_mask_and_the_papers_local_blocks(image, block, mask):
     height, width, row, col = image
@@ -120,7 +120,7 @@ def test_masks_are_the_engine_causal_mask_and_the_papers_local_blocks(image, blo
     np.testing.assert_array_equal(result.selected, result.causal if mask == "causal" else result.local)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(IMAGES, BLOCKS, MASKS, CHOICES)
 def test_every_number_in_the_alt_text_holds_for_every_image_pixel_and_block(image, block, mask, choice):
     height, width, row, col = image

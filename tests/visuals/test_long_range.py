@@ -107,7 +107,7 @@ def test_the_blocks_products_have_the_engines_shapes():
 # --- every claim, for every accepted value ------------------------------------------------------------
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(SIZES, D_MODEL, CHOICE)
 def test_every_claim_holds_for_every_value(sizes, d, choice):
     max_distance, k = sizes

@@ -122,7 +122,7 @@ def read_values(text: str) -> list[float]:
 # --- every claim, for every value ----------------------------------------------------------------------
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(ANY_SENTENCE, st.sampled_from(sorted(PERMUTATIONS)), st.sampled_from(["off", "on"]),
        st.integers(D_MODEL_MIN, D_MODEL_MAX), st.sampled_from(CHOICES))
 def test_every_claim_holds_against_naive_loops(sentence, permutation, positional, d_model, choice):

@@ -38,7 +38,7 @@ def params(draw):
     return sl.SoftLookupParams(queries=" ".join(queries), keys=" ".join(keys), temperature=draw(TEMPERATURE))
 
 
-SWEEP = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SWEEP = settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def number(text: str) -> float:
@@ -293,7 +293,7 @@ def check_plan(result, width):
     return layout
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(params())
 def test_every_layout_fits_its_numbers_in_their_cells(p):
     result = sl.soft_lookup_result(p)

@@ -184,7 +184,7 @@ NUMBERED_CELL = 0.3  # "0.17" at 8 pt is 0.25 inch: narrower cells go without th
 MAX_NUMBERED_CELL, MAX_PLAIN_CELL = 0.42, 0.2  # larger squares only make the column longer
 HEAD_GAP = 0.18
 GRID_BAR, GRID_BAR_INSET = 0.12, 0.15
-GRID_LABEL = 14  # longer words are cut in the phone figure's tick labels ("…"); the alt text has them whole
+GRID_LABEL = 16  # longer words are cut in the phone figure's tick labels ("…"); the alt text has them whole
 # DejaVu Sans advance widths in em, to size the figure before matplotlib is imported (an upper estimate:
 # other ASCII characters count as 0.64 em, anything else as 1 em).
 _EM = {**dict.fromkeys("ijl'.,:;|!", 0.28), **dict.fromkeys("ft", 0.36), "r": 0.44, "m": 1.0, "w": 0.82,

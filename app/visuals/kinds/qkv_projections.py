@@ -11,7 +11,16 @@ import numpy as np
 from pydantic import Field
 
 from .. import register
-from ..base import NARROW_WIDTH, WIDTH, Control, Sentence, VisualKind, VisualParams, chosen, option_choice
+from ..base import (
+    NARROW_WIDTH,
+    WIDTH,
+    Control,
+    Sentence,
+    VisualKind,
+    VisualParams,
+    chosen,
+    option_choice,
+)
 from ..toy import MAX_TOKENS, column_names, embed, project_qkv, tokenize, unknown_words
 from ..words import symmetric_limit, unknown_words_sentence
 
@@ -68,9 +77,11 @@ def qkv_result(params: QkvProjectionsParams) -> QkvResult:
 
 
 def cell_text(value: float) -> str:
-    """A cell's number: one decimal and a true minus sign; a value that rounds to 0 is "0.0", never "−0.0"."""
+    """A cell's number with one decimal; a value that rounds to 0 is "0.0", never "-0.0".
+
+    The hyphen-minus, narrower than "−", keeps "-0.7" clear of its neighbours in the wide figure's cells."""
     text = f"{value:.1f}"
-    return "0.0" if float(text) == 0 else text.replace("-", "\u2212")
+    return "0.0" if float(text) == 0 else text
 
 
 # --- The phone layout: the seven panels stacked, X on top, then each W above its product ------------
@@ -85,7 +96,7 @@ BAR_HEIGHT = 0.12
 BAR_INSET = 0.2  # room each side of the colour bar for half its end labels ("−1.00")
 # DejaVu Sans advance widths in em, for sizing the figure before matplotlib is imported (conservative:
 # every other character counts as 0.64 em, anything outside ASCII as 1 em).
-_EM = {**dict.fromkeys("ijl'.,:;|!", 0.28), **dict.fromkeys("ft", 0.36), "r": 0.44, "m": 1.0, "w": 0.82,
+_EM = {**dict.fromkeys("ijl'.,:;|!", 0.28), "-": 0.36, **dict.fromkeys("ft", 0.36), "r": 0.44, "m": 1.0, "w": 0.82,
        **dict.fromkeys("MW", 1.0), **dict.fromkeys("−+=×", 0.84)}
 
 
