@@ -54,8 +54,15 @@ def draw_multi_head(result, grid: tuple[int, int], inches: tuple[float, float]) 
     figure = new_figure(*inches, layout=None)
     # Fixed positions from the labels' sizes: the widest token (upright on the left, turned below), and
     # gaps wide enough for neighbouring titles that are wider than their heatmaps.
+    from app.visuals.kinds.multi_head import grid_label
+
     title_size = 12 if columns <= 2 else 10 if columns == 3 else 9
-    token_width = text_width(figure, result.tokens)
+    tokens = [grid_label(token) for token in result.tokens]
+    # Token labels no taller than a cell (so neighbours never overlap), from 10 pt down to 6 pt; a cell
+    # is about a heatmap's share of the figure, less its labels, over the n tokens.
+    cell = min((inches[0] - 2.4) / columns, (inches[1] - 1.6 * rows) / rows) / n  # inches
+    label_size = max(6.0, min(10.0, cell * 72 * 0.85))
+    token_width = text_width(figure, tokens, label_size)
     left = EDGE + line_height() + LABEL_PAD + token_width + TICK
     below = TICK + token_width + LABEL_PAD + line_height()
     above = TITLE_PAD + line_height(title_size)
@@ -71,7 +78,7 @@ def draw_multi_head(result, grid: tuple[int, int], inches: tuple[float, float]) 
     axes = figure.subplots(rows, columns, squeeze=False)
     # Numbers in the cells only while a cell is at least about 0.3 inch wide.
     annotate = columns * n <= 20
-    tokens = list(result.tokens)
+    label = {"labelsize": label_size}
     for head, ax in enumerate(axes.flat):
         if head >= num_heads:
             ax.set_axis_off()
@@ -82,8 +89,8 @@ def draw_multi_head(result, grid: tuple[int, int], inches: tuple[float, float]) 
         image = heatmap(ax, shown, row_labels=tokens, col_labels=tokens, vmin=0.0, vmax=1.0,
                         row_title="query" if first_in_row else None, col_title="key",
                         title=result.head_titles[head], annotate=False,
-                        x_tick_params={"labelrotation": 90},
-                        y_tick_params=None if first_in_row else {"labelleft": False})
+                        x_tick_params={"labelrotation": 90, **label},
+                        y_tick_params=label if first_in_row else {"labelleft": False})
         ax.title.set_fontsize(title_size)
         if result.mask is not None:
             _hatch_masked(ax, result.mask)

@@ -83,6 +83,9 @@ def draw_qkv_projections(result, inches: tuple[float, float]) -> Figure:
         x_tick_params={"labelrotation": 90 if named_columns else 0}, **common,
     )
     axes["x"].title.set_fontsize(10)
+    # The tokens no taller than X's rows (12 words on a 5-inch figure would otherwise touch).
+    row_points = axes["x"].get_position().height * inches[1] * 72 / n
+    axes["x"].tick_params(axis="y", labelsize=min(10.0, max(6.0, row_points * 0.85)))
     if annotate:
         _numbers(axes["x"], result.x, image, limit)
     for name, weight, product in (("Q", result.w_q, result.q), ("K", result.w_k, result.k), ("V", result.w_v, result.v)):
