@@ -242,7 +242,9 @@ def docker():
 @pytest.fixture(scope="module")
 def image(docker):
     """Build the image once for the module (the first podman-here build also makes its base image)."""
-    docker("build", "-t", IMAGE, str(ROOT), timeout=1800)
+    # --no-cache: podman's layer cache here has served a stale `COPY app` layer (the old code, in an image
+    # tagged new); a test must build what is in the tree. With the wheels at hand it costs under a minute.
+    docker("build", "--no-cache", "-t", IMAGE, str(ROOT), timeout=1800)
     return IMAGE
 
 
