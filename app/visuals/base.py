@@ -196,6 +196,23 @@ class VisualKind(Generic[ResultT]):
         return pixel_size(self.figure_inches(params, layout, result), self.format)
 
 
+# Character widths in ems of matplotlib's default font (DejaVu Sans), rounded up, for sizing a figure
+# before matplotlib is imported: any other ASCII character counts 0.64, any other character 1.
+_EM = {**dict.fromkeys("ijl'.,:;|!", 0.28), "-": 0.36, **dict.fromkeys("ft", 0.36), "r": 0.44, "m": 1.0, "w": 0.82,
+       **dict.fromkeys("MW", 1.0), **dict.fromkeys("−+=×", 0.84), "…": 1.0}
+
+
+def estimated_width(texts, fontsize: float) -> float:
+    """An upper estimate of the widest text's width in inches (plain text, the default font)."""
+    return max((sum(_EM.get(ch, 0.64 if ch.isascii() else 1.0) for ch in text) * fontsize / 72
+                for text in texts), default=0.0)
+
+
+def line_height(fontsize: float) -> float:
+    """A line of text at `fontsize` points, in inches."""
+    return 1.2 * fontsize / 72
+
+
 def pixel_size(inches: tuple[float, float], image_format: Literal["png", "svg"] = "png") -> tuple[int, int]:
     """The (width, height) in CSS pixels a browser gives the image of a figure this many inches big."""
     width, height = inches
@@ -207,4 +224,4 @@ def pixel_size(inches: tuple[float, float], image_format: Literal["png", "svg"] 
 
 
 __all__ = ["Computed", "Control", "DPI", "LAYOUTS", "NARROW_WIDTH", "OnOff", "chosen", "option_choice", "Rendered", "SCALES", "Sentence", "VisualKind",
-           "VisualParams", "WIDTH", "pixel_size"]
+           "VisualParams", "WIDTH", "estimated_width", "line_height", "pixel_size"]

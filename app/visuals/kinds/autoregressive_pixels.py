@@ -19,7 +19,7 @@ from pydantic import Field, model_validator
 from app.engine import causal_mask
 
 from .. import register
-from ..base import NARROW_WIDTH, WIDTH, Control, VisualKind, VisualParams
+from ..base import NARROW_WIDTH, WIDTH, Control, VisualKind, VisualParams, line_height
 from ..words import plural
 
 MAX_SIDE = 16
@@ -240,7 +240,7 @@ def choice_sentence(choice: str) -> str:
 
 
 def banner_text(choice: str) -> str:
-    """The figure's top line(s): the student's answer marked, or what the figure shows."""
+    """The figure's top line_height(s): the student's answer marked, or what the figure shows."""
     if choice == CORRECT:
         return "Your answer: next-pixel prediction ✓  Each pixel is predicted from the pixels before it."
     if choice == "noise-to-image":
@@ -299,24 +299,20 @@ class Layout:
     step_cell: float
 
 
-def line(fontsize: float) -> float:
-    return 1.2 * fontsize / 72
-
-
 def figure_layout(height: int, width: int, choice: str, narrow: bool) -> Layout:
     """Where every panel goes, from the image's shape alone (the size is known before computing)."""
     banner = tuple(banner_lines(choice, narrow))
     banner_size = TEXT_SIZE if narrow else TITLE_SIZE
-    top = EDGE + len(banner) * line(banner_size) + 0.1
+    top = EDGE + len(banner) * line_height(banner_size) + 0.1
     panels = {}
     if narrow:
         left, panel, gap = 0.44, 1.24, 0.44
-        over_title, mask_title = 3 * line(TEXT_SIZE) + 0.05, 3 * line(TEXT_SIZE) + 0.05
+        over_title, mask_title = 3 * line_height(TEXT_SIZE) + 0.05, 3 * line_height(TEXT_SIZE) + 0.05
         below = 0.36  # tick labels and axis label at 8 pt
         max_overlay_height, step_width, max_step_height = 1.24, 1.24, 0.95
     else:
         left, panel, gap = 0.52, 2.2, 0.92
-        over_title, mask_title = 2 * line(TITLE_SIZE) + 0.07, 2 * line(TITLE_SIZE) + 0.07
+        over_title, mask_title = 2 * line_height(TITLE_SIZE) + 0.07, 2 * line_height(TITLE_SIZE) + 0.07
         below = 0.4
         max_overlay_height, step_width, max_step_height = 1.8, 1.16, 0.78
     columns = (left, left + panel + gap)
@@ -331,8 +327,8 @@ def figure_layout(height: int, width: int, choice: str, narrow: bool) -> Layout:
     y += panel + below
     step_cell = min(step_width / width, max_step_height / height)
     step_w, step_h = step_cell * width, step_cell * height
-    step_title = 3 * line(TEXT_SIZE) + 0.04
-    header = 2 * line(TITLE_SIZE) if not narrow else line(TITLE_SIZE) + 0.04
+    step_title = 3 * line_height(TEXT_SIZE) + 0.04
+    header = 2 * line_height(TITLE_SIZE) if not narrow else line_height(TITLE_SIZE) + 0.04
     if narrow:
         header_top, header_left = y, EDGE
         y += header + step_title
@@ -351,7 +347,7 @@ def figure_layout(height: int, width: int, choice: str, narrow: bool) -> Layout:
             sy += step_h + 0.1 + step_title
         left_stack = max(y, sy - step_title)
         legend_rows = 3
-    legend = legend_rows * line(TEXT_SIZE) * 1.25 + 0.12
+    legend = legend_rows * line_height(TEXT_SIZE) * 1.25 + 0.12
     total = left_stack + legend + EDGE
     return Layout(inches=(NARROW_WIDTH if narrow else WIDTH, round(total, 2)), narrow=narrow, banner=banner,
                   banner_size=banner_size, panels=panels, steps_header_top=header_top,

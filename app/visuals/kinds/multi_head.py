@@ -14,7 +14,8 @@ from pydantic import Field, model_validator
 from app.engine import causal_mask
 
 from .. import register
-from ..base import NARROW_WIDTH, WIDTH, Control, Sentence, VisualKind, VisualParams, option_choice
+from ..base import (NARROW_WIDTH, WIDTH, Control, Sentence, VisualKind, VisualParams, estimated_width, line_height,
+                    option_choice)
 from ..toy import (
     ARGUMENT_CATEGORIES,
     FEATURE_NAMES,
@@ -185,23 +186,10 @@ MAX_NUMBERED_CELL, MAX_PLAIN_CELL = 0.42, 0.2  # larger squares only make the co
 HEAD_GAP = 0.18
 GRID_BAR, GRID_BAR_INSET = 0.12, 0.15
 GRID_LABEL = 16  # longer words are cut in the phone figure's tick labels ("…"); the alt text has them whole
-# DejaVu Sans advance widths in em, to size the figure before matplotlib is imported (an upper estimate:
-# other ASCII characters count as 0.64 em, anything else as 1 em).
-_EM = {**dict.fromkeys("ijl'.,:;|!", 0.28), **dict.fromkeys("ft", 0.36), "r": 0.44, "m": 1.0, "w": 0.82,
-       "…": 1.0}
 
 
 def grid_label(word: str) -> str:
     return word if len(word) <= GRID_LABEL else word[: GRID_LABEL - 1] + "…"
-
-
-def _estimated_width(texts, fontsize: float) -> float:
-    return max((sum(_EM.get(ch, 0.64 if ch.isascii() else 1.0) for ch in text) * fontsize / 72
-                for text in texts), default=0.0)
-
-
-def _line(fontsize: float) -> float:
-    return 1.2 * fontsize / 72
 
 
 @dataclass(frozen=True)
@@ -223,21 +211,21 @@ class HeadColumnPlan:
 def head_column_plan(tokens, num_heads: int) -> HeadColumnPlan:
     labels = [grid_label(token) for token in tokens]
     n = len(labels)
-    label_width = _estimated_width(labels, GRID_FONT)
-    left = GRID_EDGE + _line(GRID_FONT) + GRID_LABEL_PAD + label_width + GRID_TICK
+    label_width = estimated_width(labels, GRID_FONT)
+    left = GRID_EDGE + line_height(GRID_FONT) + GRID_LABEL_PAD + label_width + GRID_TICK
     room = NARROW_WIDTH - left - GRID_EDGE
     numbered = room / n >= NUMBERED_CELL
     cell = min(room / n, MAX_NUMBERED_CELL if numbered else MAX_PLAIN_CELL)
     side = n * cell
     upright = label_width > 0.9 * cell
-    below = GRID_TICK + (label_width if upright else _line(GRID_FONT)) + GRID_LABEL_PAD + _line(GRID_FONT)
+    below = GRID_TICK + (label_width if upright else line_height(GRID_FONT)) + GRID_LABEL_PAD + line_height(GRID_FONT)
     tops, top = [], GRID_EDGE
     for _ in range(num_heads):
-        top += _line(GRID_TITLE) + GRID_TITLE_PAD
+        top += line_height(GRID_TITLE) + GRID_TITLE_PAD
         tops.append(top)
         top += side + below + HEAD_GAP
     bar_top = top
-    top += GRID_BAR + GRID_TICK + 2 * _line(GRID_FONT) + GRID_LABEL_PAD + GRID_EDGE
+    top += GRID_BAR + GRID_TICK + 2 * line_height(GRID_FONT) + GRID_LABEL_PAD + GRID_EDGE
     bar_width = min(room, 2.6) - 2 * GRID_BAR_INSET
     return HeadColumnPlan(NARROW_WIDTH, round(top, 2), left, side, tuple(tops), numbered, upright, bar_top,
                           left + GRID_BAR_INSET, bar_width)

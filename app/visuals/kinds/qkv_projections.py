@@ -19,6 +19,8 @@ from ..base import (
     VisualKind,
     VisualParams,
     chosen,
+    estimated_width,
+    line_height,
     option_choice,
 )
 from ..toy import MAX_TOKENS, column_names, embed, project_qkv, tokenize, unknown_words
@@ -94,20 +96,6 @@ MAX_CELL = 0.5  # wider cells only spread a few columns over the whole width
 PANEL_GAP, BLOCK_GAP = 0.08, 0.12
 BAR_HEIGHT = 0.12
 BAR_INSET = 0.2  # room each side of the colour bar for half its end labels ("−1.00")
-# DejaVu Sans advance widths in em, for sizing the figure before matplotlib is imported (conservative:
-# every other character counts as 0.64 em, anything outside ASCII as 1 em).
-_EM = {**dict.fromkeys("ijl'.,:;|!", 0.28), "-": 0.36, **dict.fromkeys("ft", 0.36), "r": 0.44, "m": 1.0, "w": 0.82,
-       **dict.fromkeys("MW", 1.0), **dict.fromkeys("−+=×", 0.84)}
-
-
-def estimated_width(texts, fontsize: float) -> float:
-    """An upper estimate of the widest text's width in inches (plain text, the default font)."""
-    return max((sum(_EM.get(ch, 0.64 if ch.isascii() else 1.0) for ch in text) * fontsize / 72
-                for text in texts), default=0.0)
-
-
-def line(fontsize: float) -> float:
-    return 1.2 * fontsize / 72
 
 
 @dataclass(frozen=True)
@@ -136,7 +124,7 @@ def narrow_plan(result: QkvResult) -> NarrowPlan:
     n, d_model = result.x.shape
     d_k = result.q.shape[1]
     named_columns = d_model <= 8
-    left = EDGE + line(NARROW_FONT) + LABEL_PAD + TICK + estimated_width(
+    left = EDGE + line_height(NARROW_FONT) + LABEL_PAD + TICK + estimated_width(
         [*result.tokens, *result.feature_names], NARROW_FONT)
     room = NARROW_WIDTH - left - EDGE
     widest = {name: estimated_width([cell_text(v) for v in matrix.ravel()], NARROW_FONT) for name, matrix in (
@@ -149,22 +137,22 @@ def narrow_plan(result: QkvResult) -> NarrowPlan:
         nonlocal top
         cell = min(room / cols, MAX_CELL)
         numbered = widest[name] <= 0.85 * cell and rows * cols <= 256
-        top += title_lines * line(NARROW_TITLE) + TITLE_PAD
+        top += title_lines * line_height(NARROW_TITLE) + TITLE_PAD
         height = rows * (NUMBERED_ROW if numbered else PLAIN_ROW)
         panels[name] = Panel(left, top, cols * cell, height, numbered)
         top += height
         return top
 
     place("x", n, d_model, 2)
-    column_labels = estimated_width(result.feature_names, NARROW_FONT) if named_columns else line(NARROW_FONT)
-    top += TICK + column_labels + LABEL_PAD + line(NARROW_FONT) + BLOCK_GAP
+    column_labels = estimated_width(result.feature_names, NARROW_FONT) if named_columns else line_height(NARROW_FONT)
+    top += TICK + column_labels + LABEL_PAD + line_height(NARROW_FONT) + BLOCK_GAP
     for key in ("q", "k", "v"):
         place(f"w_{key}", d_model, d_k, 1)
         top += PANEL_GAP
         place(key, n, d_k, 1)
-        top += TICK + line(NARROW_FONT) + LABEL_PAD + line(NARROW_FONT) + BLOCK_GAP
+        top += TICK + line_height(NARROW_FONT) + LABEL_PAD + line_height(NARROW_FONT) + BLOCK_GAP
     colorbar = Panel(left + BAR_INSET, top, room - 2 * BAR_INSET, BAR_HEIGHT, False)
-    top += BAR_HEIGHT + TICK + line(NARROW_FONT) + LABEL_PAD + line(NARROW_FONT) + EDGE
+    top += BAR_HEIGHT + TICK + line_height(NARROW_FONT) + LABEL_PAD + line_height(NARROW_FONT) + EDGE
     return NarrowPlan(NARROW_WIDTH, round(top, 2), panels, colorbar, named_columns)
 
 
