@@ -18,6 +18,7 @@ DEFAULTS = {
     "QUIZ_DIR": str(resource_dir("quizzes")),
     "QUIZ_HOT_RELOAD": None,  # re-read changed bank files on each request; None: on in debug mode
     "INSTRUCTOR_PASSWORD_HASH": None,  # werkzeug hash of the instructor password (flask hash-password); None: sign-in off
+    "INSTRUCTOR_IDLE_TIMEOUT": 8 * 3600,  # seconds without a request after which an instructor must sign in again
     "SECRET_KEY": None,  # None: a random key kept in the instance folder (see _ensure_secret_key)
     "MAX_CONTENT_LENGTH": 64 * 1024,  # answers are tiny; anything bigger is refused with 413
     "MAX_FORM_MEMORY_SIZE": 64 * 1024,
@@ -25,11 +26,15 @@ DEFAULTS = {
     "DATABASE_URL": None,  # None: SQLite in the instance folder; or postgresql+psycopg://user:pw@host/db
     "DATABASE_AUTO_MIGRATE": True,  # create/upgrade the schema at start-up (same as `flask init-db`)
     "PLOT_CACHE_ENTRIES": 256,  # computed visuals, with their images, kept in memory per process (LRU)
+    "PLOT_CACHE_MB": 32,  # and at most this many MB of their images per process
     "RATE_LIMIT_SUBMIT": "60 per minute",  # answer submissions per browser session
-    "RATE_LIMIT_PLOTS": "300 per minute",  # new visuals computed per browser session
+    "RATE_LIMIT_SUBMIT_PER_ADDRESS": "600 per minute",  # all form and API posts of one address (a classroom's NAT)
+    "RATE_LIMIT_PLOTS": "60 per minute",  # new visuals computed per browser session
+    "RATE_LIMIT_PLOTS_PER_ADDRESS": "600 per minute",  # new visuals computed per address (a classroom's NAT)
     "RATE_LIMIT_LOGIN": "10 per minute",  # instructor login attempts per address
-    "RATELIMIT_STORAGE_URI": "memory://",  # e.g. redis://host:6379 to share limits between servers
+    "RATELIMIT_STORAGE_URI": "database://",  # the app's database, shared by all workers; or redis://host:6379
     "RATELIMIT_HEADERS_ENABLED": True,
+    "TRUSTED_HOSTS": None,  # e.g. ["quiz.example.org"]: other Host headers get 400; None: any host is answered
     "PROXY_FIX": 0,  # the number of reverse proxies in front of the app that set X-Forwarded-* headers
     "SESSION_COOKIE_SAMESITE": "Lax",
     "SESSION_COOKIE_HTTPONLY": True,
@@ -41,9 +46,7 @@ def _ensure_secret_key(app: Flask) -> None:
     from .secret_key import secret_key_problem  # here, so `python -m app.secret_key` imports it once
 
     key = app.config.get("SECRET_KEY")
-    # Known values and placeholders only: the entrypoint also refuses short keys, but the browser and
-    # a11y tests still serve in production mode with short ones (issue 15 would add check_strength).
-    problem = secret_key_problem(key, check_strength=False) if key else None
+    problem = secret_key_problem(key) if key else None
     if problem and not (app.testing or app.debug):
         raise RuntimeError(
             f"Refusing to start: {problem}. Set FLASK_SECRET_KEY to a long random string "

@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import json
 import logging
+import secrets
 import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import click
-from flask import Flask, current_app
+from flask import Flask, current_app, request
 from sqlalchemy import (
     Column,
     DateTime,
@@ -39,9 +40,10 @@ from sqlalchemy import (
     text,
     update,
 )
-from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlalchemy.exc import IntegrityError, InterfaceError, OperationalError, SQLAlchemyError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 
-from .errors import AppError
+from .errors import AppError, render_app_error
 
 log = logging.getLogger(__name__)
 
@@ -82,10 +84,31 @@ responses = Table(
     Index("ix_responses_bank_question", "bank_id", "question_id"),
 )
 
+# One row per signed-in instructor: the cookie carries only the id, so logging out (deleting the row) or
+# idling past INSTRUCTOR_IDLE_TIMEOUT ends the session on every server, whatever copies of the cookie exist.
+instructor_sessions = Table(
+    "instructor_sessions", metadata,
+    Column("id", String(64), primary_key=True),
+    Column("last_seen_at", DateTime(timezone=True), nullable=False),
+)
+
+
+RETRY_AFTER_SECONDS = 5  # a database restart or fail-over usually takes a few seconds
+NOT_SAVED = ("The database is not answering, so this could not be saved: nothing was stored. "
+             "Go back and submit again in a moment.")
+NOT_SHOWN = "The database is not answering, so this page cannot be shown right now. Try again in a moment."
+
 
 class StorageError(AppError):
     status = 503
     title = "Not saved"
+    retry_after = RETRY_AFTER_SECONDS
+
+
+class DatabaseUnavailable(AppError):
+    status = 503
+    title = "Database unavailable"
+    retry_after = RETRY_AFTER_SECONDS
 
 
 @dataclass(frozen=True)
@@ -164,8 +187,7 @@ def _write(statement_fn):
         raise
     except SQLAlchemyError as error:
         log.exception("database write failed")
-        raise StorageError("Your answer could not be saved because the database is unavailable. "
-                           "Nothing was lost on your side: go back and submit again in a moment.") from error
+        raise StorageError(NOT_SAVED) from error
 
 
 def start_attempt(attempt_id: str, bank_id: str, seed: int, display_name: str | None = None) -> None:
@@ -182,6 +204,13 @@ def record_response(attempt_id: str, bank_id: str, question_id: str, seed: int, 
         connection.execute(insert(responses).values(
             attempt_id=attempt_id, bank_id=bank_id, question_id=question_id, seed=seed,
             answer=json.dumps(answer), score=score, answered_at=now()))
+        # Two last answers at once (two tabs, two servers): under READ COMMITTED each transaction would
+        # count only its own new row, and neither would finish the attempt. Locking the attempt's row
+        # makes them take turns, and the second one's count sees the first one's committed answer.
+        # FOR NO KEY UPDATE (key_share), not FOR UPDATE: each INSERT's foreign-key check holds a KEY SHARE
+        # lock on this row, which FOR UPDATE waits for, so two of them deadlock (measured: PostgreSQL aborts
+        # one). SQLite has no row locks, and lets one writer in at a time anyway.
+        connection.execute(select(attempts.c.id).where(attempts.c.id == attempt_id).with_for_update(key_share=True))
         answered, total = connection.execute(
             select(func.count(), func.coalesce(func.sum(responses.c.score), 0.0))
             .where(responses.c.attempt_id == attempt_id)).one()
@@ -230,6 +259,31 @@ def set_display_name(attempt_id: str, name: str | None) -> None:
     _write(lambda c: c.execute(update(attempts).where(attempts.c.id == attempt_id).values(display_name=name)))
 
 
+def open_instructor_session(idle_seconds: float) -> str:
+    """A new instructor session's id; sessions idle longer than `idle_seconds` are deleted meanwhile."""
+    session_id = secrets.token_urlsafe(32)
+    def run(connection):
+        connection.execute(instructor_sessions.delete().where(
+            instructor_sessions.c.last_seen_at < now() - timedelta(seconds=idle_seconds)))
+        connection.execute(insert(instructor_sessions).values(id=session_id, last_seen_at=now()))
+    _write(run)
+    return session_id
+
+
+def touch_instructor_session(session_id: str, idle_seconds: float) -> bool:
+    """True, and the idle clock restarted, if the session exists and was used within `idle_seconds`."""
+    with engine().begin() as connection:
+        touched = connection.execute(update(instructor_sessions).where(
+            instructor_sessions.c.id == session_id,
+            instructor_sessions.c.last_seen_at >= now() - timedelta(seconds=idle_seconds),
+        ).values(last_seen_at=now()))
+    return touched.rowcount == 1
+
+
+def close_instructor_session(session_id: str) -> None:
+    _write(lambda c: c.execute(instructor_sessions.delete().where(instructor_sessions.c.id == session_id)))
+
+
 def healthy() -> bool:
     try:
         with engine().connect() as connection:
@@ -239,10 +293,21 @@ def healthy() -> bool:
         return False
 
 
+def _unreachable(error: SQLAlchemyError):
+    """A read that needs the database while it is down (a write raises StorageError in _write): 503."""
+    log.warning("database unavailable on %s %s: %r", request.method, request.path, getattr(error, "orig", error))
+    if request.method in ("GET", "HEAD"):
+        return render_app_error(DatabaseUnavailable(NOT_SHOWN))
+    return render_app_error(StorageError(NOT_SAVED))  # a submission read first, and stored nothing
+
+
 def init_app(app: Flask) -> None:
     url = app.config.get("DATABASE_URL") or default_url(app)
     db_engine = make_engine(url)
     app.extensions["db_engine"] = db_engine
+    # Lost or refused connections and an exhausted pool; a programming error stays a logged 500.
+    for kind in (OperationalError, InterfaceError, PoolTimeout):
+        app.register_error_handler(kind, _unreachable)
     if app.config.get("DATABASE_AUTO_MIGRATE", True):
         migrate(db_engine)
 

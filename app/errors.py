@@ -9,7 +9,7 @@ import logging
 
 from flask import Flask, jsonify, render_template, request
 from flask_wtf.csrf import CSRFError
-from werkzeug.exceptions import HTTPException
+from werkzeug.exceptions import HTTPException, SecurityError
 
 log = logging.getLogger(__name__)
 
@@ -19,6 +19,7 @@ class AppError(Exception):
 
     status = 400
     title = "Bad request"
+    retry_after: int | None = None  # seconds, sent as Retry-After when trying again later may work
 
     def __init__(self, message: str):
         super().__init__(message)
@@ -43,7 +44,8 @@ _HTTP_MESSAGES = {
     413: "The request body is too large. Answers are small; send only the answer.",
     415: "This endpoint accepts only JSON: send the body with 'Content-Type: application/json'.",
     429: "Too many requests. Wait a moment and try again.",
-    500: "Something went wrong on our side. Your progress is kept; try again in a moment.",
+    500: "Something went wrong on our side, so this request may not have been saved. Answers you saw confirmed "
+         "are kept; try again in a moment.",
 }
 
 _TEMPLATED = {400, 404, 413, 429, 500}
@@ -60,10 +62,14 @@ def render_error(status: int, title: str, message: str):
     return render_template(template, status=status, title=title, message=message), status
 
 
+def render_app_error(error: AppError):
+    body, status = render_error(error.status, error.title, error.message)
+    headers = {"Retry-After": str(error.retry_after)} if error.retry_after is not None else {}
+    return body, status, headers
+
+
 def init_app(app: Flask) -> None:
-    @app.errorhandler(AppError)
-    def handle_app_error(error: AppError):
-        return render_error(error.status, error.title, error.message)
+    app.register_error_handler(AppError, render_app_error)
 
     @app.errorhandler(CSRFError)
     def handle_csrf_error(error: CSRFError):
@@ -73,6 +79,14 @@ def init_app(app: Flask) -> None:
             "This form's security token is missing or expired (" + str(error.description).rstrip(".")
             + "). Nothing was recorded: go back, reload the page and answer again.",
         )
+
+    @app.errorhandler(SecurityError)
+    def handle_untrusted_host(error: SecurityError):
+        # A Host outside TRUSTED_HOSTS: Flask builds no URLs for it, so the page templates cannot render.
+        message = "This server does not answer to that host name. Check the address and try again."
+        if _wants_json():
+            return render_error(400, "Unknown host", message)
+        return message, 400, {"Content-Type": "text/plain; charset=utf-8"}
 
     @app.errorhandler(HTTPException)
     def handle_http_error(error: HTTPException):

@@ -67,7 +67,9 @@ def build_markdown(math_renderer) -> MarkdownIt:
     `math_renderer(latex, options)`; exporters reuse it so their parsing never drifts from the pages'."""
     md = MarkdownIt("commonmark", {"html": False, "typographer": False})
     md.enable("table")
-    dollarmath_plugin(md, allow_digits=False, double_inline=True, renderer=math_renderer)
+    # No equation labels: `$$y$$ (verdict)` would make an element with id="verdict", a second one on a page
+    # that has its own (and an author's text can never be a page's id). The "(verdict)" stays as text.
+    dollarmath_plugin(md, allow_labels=False, allow_digits=False, double_inline=True, renderer=math_renderer)
     return md
 
 

@@ -3,7 +3,7 @@
 Options: --quick (few rounds, 3 s load runs: a smoke test, not for the doc's numbers), --only
 engine,plots,http (skip the other sections; the doc says so), --seconds N (each wrk run, default 10),
 --keep (with --only: carry the other sections over from bench/last-run.json), --profile (profile
-every goal, not only the missed ones).
+every goal, not only the missed ones), --kinds a,b (the plots section for these kinds only).
 """
 
 from __future__ import annotations
@@ -29,6 +29,9 @@ def main(argv=None) -> int:
     parser.add_argument("--only", default="engine,plots,http")
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--kinds", default=None,
+                        help="with the plots section: only these visual kinds, comma-separated (a quick check "
+                             "while working on a kind; use it with --quick or --out, not for the doc)")
     parser.add_argument("--out", default=None,
                         help="where the doc goes: docs/benchmarks.md, or with --quick a temporary folder "
                              "(a smoke test never overwrites the doc or bench/last-run.json)")
@@ -63,7 +66,8 @@ def main(argv=None) -> int:
         print("plots: cold renders against naive pyplot ...", flush=True)
         results["plots"] = section("plots", lambda: plots.run(rounds=3 if args.quick else 7,
                                                               batch_seconds=0.3 if args.quick else 0.6,
-                                                              profile=args.profile))
+                                                              profile=args.profile,
+                                                              kinds=args.kinds.split(",") if args.kinds else None))
     if "http" in sections:
         if shutil.which("wrk") is None:
             print("wrk is not installed (apt-get install wrk); skipping the HTTP section", file=sys.stderr)
@@ -78,10 +82,12 @@ def main(argv=None) -> int:
             results["why"] = section("why", lambda: http.explain(results["load"], results["cold_start"], args.profile))
     results["machine"]["load_average_end"] = os.getloadavg()
     raw = ROOT / "bench" / "last-run.json"
-    if args.out is None and args.quick:
-        quick_dir = Path(tempfile.gettempdir()) / "attention-quiz-bench-quick"
-        quick_dir.mkdir(exist_ok=True)
-        args.out, written = str(quick_dir / "benchmarks.md"), quick_dir / "last-run.json"
+    if args.quick:  # a smoke test never overwrites bench/last-run.json: its raw numbers go beside its doc
+        if args.out is None:
+            quick_dir = Path(tempfile.gettempdir()) / "attention-quiz-bench-quick"
+            quick_dir.mkdir(exist_ok=True)
+            args.out = str(quick_dir / "benchmarks.md")
+        written = Path(args.out).parent / "last-run.json"
     else:
         written = raw
     args.out = args.out or str(ROOT / "docs" / "benchmarks.md")

@@ -68,9 +68,7 @@ def _render(kind_name: str, *_):
     rendered figures in between: the app's LRU lives in app.visuals.service and is not involved.
     """
     from app.visuals import get_kind
-    from bench.stubs import stub_complexity_timing
 
-    stub_complexity_timing()
     kind = get_kind(kind_name)
     params = kind.parse({})
     return lambda: kind.render(params).image

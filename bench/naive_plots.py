@@ -29,8 +29,6 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the point of the baseline)
 
-from bench.stubs import stub_complexity_timing  # noqa: E402
-
 DPI = 100
 _installed = False
 
@@ -65,7 +63,6 @@ def install() -> None:
         return
     import app.plots
 
-    stub_complexity_timing()
     patched = []
     for info in pkgutil.iter_modules(app.plots.__path__):
         module = importlib.import_module(f"app.plots.{info.name}")

@@ -19,9 +19,9 @@ def kind_names() -> list[str]:
     return sorted(KINDS)
 
 
-def run(rounds: int = 7, batch_seconds: float = 0.6, profile: bool = False) -> dict:
+def run(rounds: int = 7, batch_seconds: float = 0.6, profile: bool = False, kinds: list[str] | None = None) -> dict:
     rows = []
-    for name in kind_names():
+    for name in kinds or kind_names():
         workers = {}
         try:
             workers["ours"] = Worker("render", name)

@@ -62,10 +62,8 @@ def memory() -> dict:
 
         steps.append({"step": "matplotlib imported", **_rollup()})
         from app.visuals import KINDS, get_kind
-        from bench.stubs import stub_complexity_timing
 
         get_kind("soft-lookup")
-        stub_complexity_timing()
         failed = []
         for index, name in enumerate(sorted(KINDS)):
             kind = get_kind(name)

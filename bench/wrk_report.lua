@@ -12,15 +12,20 @@ function init(args)
     table.insert(paths, wrk.format("GET", path, headers))
   end
   file:close()
-  -- Each wrk thread starts at a different place in the list.
+  -- Each wrk thread has its own random sequence (think times) and starts at a different place in the list.
+  math.randomseed(os.time() + tonumber(tostring({}):match("0x(%x+)") or "0", 16) % 1000003)
   counter = math.random(#paths)
 end
 
--- WRK_DELAY_MS > 0: each connection waits that long after each response (a student reading the page).
-local pause = tonumber(os.getenv("WRK_DELAY_MS") or "0")
-if pause > 0 then
+-- WRK_THINK_MS > 0: after each response a connection waits a random time, exponentially distributed with
+-- that mean (a student reading the page): arrivals like those of many independent readers, not a
+-- lock-step burst every period.
+local think = tonumber(os.getenv("WRK_THINK_MS") or "0")
+if think > 0 then
   function delay()
-    return pause
+    -- Capped at 4 means (4 s), under gunicorn's 5 s keep-alive: a longer pause would find the connection
+    -- closed, which a browser reopens on its own but wrk counts as an error and a slow request.
+    return math.floor(math.min(-think * math.log(1 - math.random()), 4 * think))
   end
 end
 

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The container's entrypoint. Before serving it refuses a missing, short or well-known FLASK_SECRET_KEY
+# The container's entrypoint. Before serving it refuses a missing, short, well-known or low-randomness FLASK_SECRET_KEY
 # (as CTFd's entrypoint does), then creates or upgrades the database schema and execs gunicorn as PID 1.
 # Any other command (`docker run IMAGE attention-quiz-validate /quizzes`) runs as given, with no checks.
 set -eu
@@ -22,7 +22,7 @@ check_secret_key() {
     if is_true "${ATTENTION_QUIZ_INSECURE_DEMO:-}"; then
         say "WARNING: $problem."
         say "WARNING: ATTENTION_QUIZ_INSECURE_DEMO is set: starting anyway. Never do this for real students."
-        # Dropped whatever its problem: the app refuses well-known keys, and keeps a random one when none is set.
+        # Dropped whatever its problem: the app refuses weak keys too, and keeps a random one when none is set.
         unset FLASK_SECRET_KEY
         say "WARNING: using a random key kept in ${FLASK_INSTANCE_PATH:-the instance folder}/secret_key instead."
         return 0

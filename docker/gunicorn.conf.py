@@ -9,7 +9,9 @@ import os
 
 bind = f"0.0.0.0:{os.environ.get('PORT', '8000')}"
 workers = int(os.environ.get("GUNICORN_WORKERS", "2"))
-threads = int(os.environ.get("GUNICORN_THREADS", "4"))  # more than 1 selects the gthread worker
+# More than 1 selects the gthread worker. 8: at most 6 of them wait for or draw new plots (the render
+# gate of app.visuals.service), so 2 are always free for pages and figures already drawn.
+threads = int(os.environ.get("GUNICORN_THREADS", "8"))
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", "60"))
 graceful_timeout = 20
 keepalive = 5
@@ -19,3 +21,17 @@ accesslog = "-"  # stdout, so `docker logs` shows every request
 errorlog = "-"
 # X-Forwarded-Proto is trusted only from the addresses in FORWARDED_ALLOW_IPS (gunicorn reads that
 # variable itself; its default is 127.0.0.1,::1). Set it to your reverse proxy's address.
+
+# The master builds the app once (imports, bank validation) and the workers are forked from it: a
+# start costs one create_app, not one per worker at once on the same CPUs, and the workers share the
+# master's memory pages until they write to them.
+preload_app = True
+
+
+def post_fork(server, worker):
+    # Database connections the master may have opened must not be shared by the forked workers
+    # (SQLAlchemy's "using connection pools with multiprocessing"): each worker opens its own.
+    # (The bench serves a bare WSGI function with these settings too: it has no engine.)
+    engine = getattr(server.app.wsgi(), "extensions", {}).get("db_engine")
+    if engine is not None:
+        engine.dispose(close=False)

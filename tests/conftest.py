@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 import struct
 import subprocess
 import sys
@@ -18,6 +19,8 @@ from app import create_app
 from app.paths import resource_dir
 
 SEED_BANK = "attention-transformers"
+# For apps that serve in production mode (TESTING off): create_app refuses a weak key there, as on a real server.
+STRONG_SECRET_KEY = secrets.token_hex(32)
 CSRF_INPUT = re.compile(r'name="csrf_token" value="([^"]+)"')
 
 
@@ -92,7 +95,7 @@ class LiveServer:
 @pytest.fixture(scope="module")
 def live_server(tmp_path_factory):
     database = tmp_path_factory.mktemp("db") / "browser.sqlite3"
-    app = create_app({"TESTING": False, "SECRET_KEY": "browser-test-secret",
+    app = create_app({"TESTING": False, "SECRET_KEY": STRONG_SECRET_KEY,
                       "QUIZ_DIR": str(resource_dir("quizzes")), "DATABASE_URL": f"sqlite:///{database}"})
     with LiveServer(app) as server:
         yield server

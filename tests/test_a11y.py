@@ -17,7 +17,7 @@ from werkzeug.security import generate_password_hash
 
 from app import create_app
 from app.paths import resource_dir
-from conftest import SEED_BANK, LiveServer, csrf_token
+from conftest import SEED_BANK, STRONG_SECRET_KEY, LiveServer, csrf_token
 from test_seed import EXPECTED
 
 pytestmark = pytest.mark.browser
@@ -62,7 +62,7 @@ def a11y_server(tmp_path_factory):
     practice = (quiz_dir / f"{PRACTICE_BANK}.yaml").read_text()
     (quiz_dir / "stale.yaml").write_text(practice.replace(f"id: {PRACTICE_BANK}", f"id: {STALE_BANK}", 1))
     app = create_app({
-        "TESTING": False, "SECRET_KEY": "a11y-test-secret", "QUIZ_DIR": str(quiz_dir), "QUIZ_HOT_RELOAD": True,
+        "TESTING": False, "SECRET_KEY": STRONG_SECRET_KEY, "QUIZ_DIR": str(quiz_dir), "QUIZ_HOT_RELOAD": True,
         "DATABASE_URL": f"sqlite:///{folder / 'a11y.sqlite3'}",
         "INSTRUCTOR_PASSWORD_HASH": generate_password_hash(INSTRUCTOR_PASSWORD, method="pbkdf2:sha256:1000"),
     })
@@ -76,7 +76,7 @@ def a11y_server(tmp_path_factory):
 def signin_off_server(tmp_path_factory):
     """No instructor password configured: the sign-in page explains how to set one up."""
     database = tmp_path_factory.mktemp("a11y-off") / "off.sqlite3"
-    app = create_app({"TESTING": False, "SECRET_KEY": "a11y-test-secret", "QUIZ_DIR": str(resource_dir("quizzes")),
+    app = create_app({"TESTING": False, "SECRET_KEY": STRONG_SECRET_KEY, "QUIZ_DIR": str(resource_dir("quizzes")),
                       "DATABASE_URL": f"sqlite:///{database}", "INSTRUCTOR_PASSWORD_HASH": None})
     with LiveServer(app) as server:
         yield server

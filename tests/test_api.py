@@ -16,7 +16,7 @@ def test_list_banks(client):
     data = client.get("/api/banks").get_json()
     seed = next(b for b in data["banks"] if b["id"] == SEED_BANK)
     assert seed["question_count"] == 9
-    assert {b["id"] for b in data["banks"]} == {SEED_BANK, "attention-practice"}
+    assert {b["id"] for b in data["banks"]} == {SEED_BANK, "attention-practice", "real-attention-heads"}
 
 
 def test_bank_and_question_never_reveal_the_key(client):

@@ -86,7 +86,7 @@ def test_bundled_quizzes_are_valid():
     assert result.exit_code == 0, result.output
     assert result.stdout == ""  # stdout carries only errors
     assert "attention-transformers (9 questions)" in result.stderr
-    assert "2 file(s) checked, 0 with errors, 0 error(s) in all" in result.stderr
+    assert "3 file(s) checked, 0 with errors, 0 error(s) in all" in result.stderr
 
 
 def test_broken_file_exits_1_and_prints_every_error_in_line_order(bank_dir):
@@ -110,7 +110,7 @@ def test_folder_argument_checks_every_bank_in_it(bank_dir):
     (bank_dir / "sub" / "readme.txt").write_text("not a bank")
     result = flask_runner(bank_dir).invoke(args=["validate-quizzes", "sub"])
     assert result.exit_code == 0, result.output
-    assert "2 file(s) checked, 0 with errors, 0 error(s) in all" in result.stderr
+    assert "3 file(s) checked, 0 with errors, 0 error(s) in all" in result.stderr
 
 
 def test_several_paths_and_a_bank_id_clash_across_them(bank_dir):

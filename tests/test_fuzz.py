@@ -21,7 +21,7 @@ from app import create_app
 from app.paths import resource_dir
 from app.visuals import KINDS, get_kind
 from app.web.learn import PAGES
-from conftest import SEED_BANK, csrf_token
+from conftest import SEED_BANK, STRONG_SECRET_KEY, csrf_token
 from test_seed import EXPECTED
 
 # A word in a script DejaVu Sans lacks (e.g. Bengali digits) renders as a box and matplotlib warns;
@@ -48,7 +48,7 @@ def fuzz_app(tmp_path_factory):
     database = tmp_path_factory.mktemp("fuzz") / "fuzz.sqlite3"
     return create_app({
         "TESTING": False,  # production error handling: an exception is a 500 page, not a propagated error
-        "SECRET_KEY": "fuzz-test-secret-key",
+        "SECRET_KEY": STRONG_SECRET_KEY,
         "QUIZ_DIR": str(resource_dir("quizzes")),
         "DATABASE_URL": f"sqlite:///{database}",
         # Generous limits rather than RATELIMIT_ENABLED=False: the Limiter is one object shared by every app

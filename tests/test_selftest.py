@@ -104,7 +104,7 @@ def test_the_bundled_banks_pass(run):
             seeds, passed, failures = rows[(bank.id, question.id)]
             assert seeds == ("2" if question.params else "1") and failures == "0" and int(passed) > 5
     assert result.stdout.splitlines()[-1].endswith("check(s) passed, 0 failure(s)")
-    assert result.stdout.splitlines()[-1].startswith("2 bank(s), 11 question(s), ")
+    assert result.stdout.splitlines()[-1].startswith("3 bank(s), 18 question(s), ")
 
 
 def test_a_tolerance_that_accepts_wrong_numbers_fails(run, tmp_path):

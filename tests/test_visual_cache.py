@@ -143,8 +143,24 @@ def test_the_cache_is_bounded_least_recently_used_first_out():
     assert cache.computed == 5 and len(cache) == 3  # computed again
 
 
-def test_the_apps_cache_takes_its_bound_from_the_settings(tmp_path):
-    assert _app(tmp_path, PLOT_CACHE_ENTRIES=7).extensions["visual_cache"].max_entries == 7
+def test_the_images_are_bounded_in_bytes_too():
+    cache = VisualCache(max_entries=100, max_image_bytes=1)  # fits no image: only the newest visual stays
+    first = cache.image(*_pixels(1))
+    assert cache.image_bytes == len(first.data) and len(cache) == 1
+    second = cache.image(*_pixels(2))
+    assert len(cache) == 1 and cache.image_bytes == len(second.data)  # col 1 and its image were dropped
+    roomy = VisualCache(max_entries=100, max_image_bytes=len(first.data) + len(second.data))
+    roomy.image(*_pixels(1))
+    roomy.image(*_pixels(2))
+    assert len(roomy) == 2 and roomy.image_bytes == len(first.data) + len(second.data)
+    roomy.image(*_pixels(1), scale=2)  # a bigger image of col 1: col 2, now the least recently used, goes
+    assert len(roomy) == 1 and roomy.drawn == 3
+    assert roomy.image_bytes == len(first.data) + len(roomy.image(*_pixels(1), scale=2).data)
+
+
+def test_the_apps_cache_takes_its_bounds_from_the_settings(tmp_path):
+    cache = _app(tmp_path, PLOT_CACHE_ENTRIES=7, PLOT_CACHE_MB=3).extensions["visual_cache"]
+    assert (cache.max_entries, cache.max_image_bytes) == (7, 3 * 2**20)
 
 
 def test_an_entry_holds_its_words_and_each_image_drawn_from_them():

@@ -20,6 +20,7 @@ import app.visuals.kinds
 from app.visuals import KINDS, VisualKind, VisualParams, check_visual, get_kind
 from app.visuals.base import DPI, NARROW_WIDTH, WIDTH
 from app.visuals.service import VisualInputError, parse_query, query_values
+from app.visuals.model import fits_the_model
 from app.visuals.toy import MAX_TOKENS
 from conftest import PNG_SIGNATURE, image_size, run_python
 
@@ -301,6 +302,10 @@ def takes_words(kind: VisualKind, field_name: str) -> bool:
 def invalid_values(kind: VisualKind, field_name: str, field) -> list[tuple[object, str]]:
     """(value, what the sentence must say) for values of one field that must be refused."""
     sort = field_kind(field)
+    if sort == "text" and any(getattr(item, "func", None) is fits_the_model for item in field.metadata):
+        # A sentence for the real model: any script, bounded by its WordPiece tokens.
+        return [("x" * (max_length(field) + 1), f"{field_name} must be at most {max_length(field)} characters"),
+                ("a\x00b", "the control character U+0000"), ("cat " * 70, "tokens long after WordPiece")]
     if sort == "text" and not takes_words(kind, field_name):
         return [("x" * (max_length(field) + 1), field_name)]
     if sort == "int":

@@ -26,7 +26,28 @@ def _attention_flops(n, m, d, l):
     return attention_flops(int(n), int(m), int(d), int(l))
 
 
+def _model(name: str, character: str | None = None) -> Callable[..., Any]:
+    """A function of the real pretrained model's run on a sentence (app.visuals.model), computed when called."""
+    def call(*arguments):
+        from ..visuals import model
+
+        function = getattr(model, name)
+        return function(*arguments, character) if character else function(*arguments)
+    return call
+
+
+# The real model's heads, layers and heads counted from 1, key positions from 0 ([CLS]); see docs/authoring.md.
+MODEL_FUNCTIONS: dict[str, Callable[..., Any]] = {
+    **{f"{character}_head": _model("strongest_head", character) for character in ("previous", "next", "cls", "sep")},
+    **{f"{character}_weight": _model("share", character) for character in ("previous", "next", "cls", "sep")},
+    "cls_heads": _model("heads_on", "cls"),
+    "focused": _model("is_focused"),
+    "top_key": _model("strongest_key"),
+    "token_count": _model("token_count"),
+}
+
 FUNCTIONS: dict[str, Callable[..., Any]] = {
+    **MODEL_FUNCTIONS,
     "min": min, "max": max, "abs": abs, "round": round,
     "floor": math.floor, "ceil": math.ceil, "sqrt": math.sqrt, "log2": math.log2, "log10": math.log10,
     "attention_flops": _attention_flops,  # the engine's own count: n·m·(d + l)

@@ -6,6 +6,7 @@ add errors; a file with any error yields no bank, and the caller decides what to
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path as FsPath
 from typing import Any, Callable
@@ -15,7 +16,7 @@ from pydantic import BaseModel, ValidationError
 from . import rules
 from .messages import describe_pydantic_error, describe_value
 from .schema import Bank, BankHeader, Question
-from .yamlsource import Document, Path, Position, SourceError, parse
+from .yamlsource import MAX_FILE_BYTES, Document, Path, Position, SourceError, parse, too_large
 
 # A hook for validating a visual's params by kind; installed by app.visuals (kind, params) -> [(path, msg)].
 VisualChecker = Callable[[str, dict], list[tuple[Path, str]]]
@@ -158,7 +159,12 @@ def load_bank_file(path: FsPath, display: str | None = None,
                    visual_checker: VisualChecker | None = None) -> LoadResult:
     file = display or str(path)
     try:
-        raw = path.read_bytes()
+        with open(path, "rb") as handle:
+            # The size before reading, so a huge file costs no memory; the bounded read stops one that grows.
+            size = os.fstat(handle.fileno()).st_size
+            raw = handle.read(MAX_FILE_BYTES + 1) if size <= MAX_FILE_BYTES else None
     except OSError as error:
         return LoadResult(file, None, (BankError(file, 1, 1, "", f"cannot read the file: {error.strerror}"),))
+    if raw is None:
+        return LoadResult(file, None, (BankError(file, 1, 1, "", too_large(size)),))
     return load_bank_bytes(raw, file, visual_checker)

@@ -21,11 +21,17 @@ BANK_SUFFIXES = (".yaml", ".yml")
 
 
 def bank_files(path: Path) -> list[Path]:
-    """The bank files at `path`: the file itself, or every *.yaml / *.yml directly in the folder."""
+    """The bank files at `path`: the file itself, or every *.yaml / *.yml directly in the folder (and every
+    link named so, even one to no file, so that a link out of the folder is reported rather than skipped)."""
     if path.is_dir():
-        return sorted(p for p in path.iterdir() if p.suffix in BANK_SUFFIXES and p.is_file()
+        return sorted(p for p in path.iterdir() if p.suffix in BANK_SUFFIXES and (p.is_file() or p.is_symlink())
                       and not p.name.startswith("."))
     return [path]
+
+
+def leaves_folder(file: Path, folder: Path) -> bool:
+    """True when `file`, in `folder`, is a symbolic link to somewhere outside it (a link inside it is fine)."""
+    return file.is_symlink() and not file.resolve().is_relative_to(folder.resolve())
 
 
 def display_name(path: Path) -> str:
@@ -46,6 +52,12 @@ def load_paths(paths: list[Path], visual_checker: VisualChecker | None = None) -
         if not files and path.is_dir():
             log.warning("no *.yaml banks in %s", path)
         for file in files:
+            if path.is_dir() and leaves_folder(file, path):
+                # Refused unread: the target may be any file this process can read (a key, a password file).
+                error = BankError(display_name(file), 1, 1, "", "this is a symbolic link to a file outside the "
+                                  "quiz folder, which is refused; copy the bank into the folder instead")
+                results.append(LoadResult(error.file, None, (error,)))
+                continue
             result = load_bank_file(file, display_name(file), visual_checker)
             if result.bank is not None and result.bank.id in owners:
                 error = BankError(result.file, 1, 1, "id",
@@ -56,6 +68,16 @@ def load_paths(paths: list[Path], visual_checker: VisualChecker | None = None) -
                 owners[result.bank.id] = result.file
             results.append(result)
     return results
+
+
+def _signature(entry: os.DirEntry) -> tuple[int, int]:
+    """(mtime, size) of the file, or of the link itself when it leads nowhere (a dangling link is an error
+    to report, not a reason to stop)."""
+    try:
+        stat = entry.stat()
+    except OSError:
+        stat = entry.stat(follow_symlinks=False)
+    return stat.st_mtime_ns, stat.st_size
 
 
 @dataclass
@@ -79,7 +101,7 @@ class BankRegistry:
         except OSError:
             return {}
         with entries:
-            return {e.name: (e.stat().st_mtime_ns, e.stat().st_size) for e in entries
+            return {e.name: _signature(e) for e in entries
                     if e.name.endswith(BANK_SUFFIXES) and not e.name.startswith(".")}
 
     def load(self) -> None:

@@ -153,11 +153,16 @@ def _check_true_false(question: Question, problems: Problems) -> Question:
             problems.append((("answer",), "a true_false question needs 'answer: true' or 'answer: false'"))
             return question
         answer = flagged[0] == "true"
-    elif not isinstance(answer, bool):
-        problems.append((("answer",), f"a true_false answer is true or false (no quotes); got {_show(answer)}"))
-        return question
     elif any(o.correct is not None for o in options):
         problems.append((("answer",), "the key is given twice: use 'answer:' and leave 'correct:' off the options"))
+        return question
+    elif isinstance(answer, str) and question.params:
+        # A condition over the params, e.g. "focused(sentence, 1, 3)": variants.apply keys each variant.
+        return question.model_copy(update={"options": sorted(options, key=lambda o: o.id != "true")})
+    elif not isinstance(answer, bool):
+        hint = (" (a condition like \"focused(sentence, 1, 3)\" needs params: declared on the question)"
+                if isinstance(answer, str) and "(" in answer else "")
+        problems.append((("answer",), f"a true_false answer is true or false (no quotes); got {_show(answer)}{hint}"))
         return question
     ordered = sorted(options, key=lambda o: o.id != "true")  # True first, as people expect
     keyed = [o.model_copy(update={"correct": (o.id == "true") == answer}) for o in ordered]
@@ -190,6 +195,10 @@ def check_question(question: Question, raw: dict, visual_checker: Callable | Non
         question = _check_numeric(question, problems)
     else:
         question = _check_choice(question, problems)
+    if question.learn and question.learn.startswith("/") and "\\" in question.learn:
+        # Browsers read a backslash in a URL as '/', so /\evil.example/path would open //evil.example/path.
+        problems.append((("learn",), f"'{question.learn}' has a backslash, which browsers read as '/', so this site "
+                                     "path could lead to another site; use '/' only"))
     if question.params:
         if not problems:
             problems.extend(variants.check(question, visual_checker))

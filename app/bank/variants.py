@@ -133,6 +133,16 @@ def apply(question: Question, values: dict[str, Any]) -> Question:
         if isinstance(answer, bool) or not isinstance(answer, (int, float)):
             raise VariantError(f"the answer expression gives {answer!r}, not a number", ("answer",))
         update["answer"] = float(answer)
+    if question.type == "true_false" and isinstance(question.answer, str):
+        try:
+            answer = _compiled(question.answer, frozenset(values)).evaluate(values)
+        except ExpressionError as error:
+            raise VariantError(str(error), ("answer",)) from None
+        if not isinstance(answer, bool):
+            raise VariantError(f"the answer condition gives {answer!r}, not true or false", ("answer",))
+        update["options"] = [option.model_copy(update={"correct": (option.id == "true") == answer})
+                             for option in update["options"]]
+        update["answer"] = None
     if question.visual is not None:
         params = {name: _substitute_value(value, values, ("visual", "params", name))
                   for name, value in question.visual.params.items()}
@@ -160,7 +170,7 @@ def check(question: Question, visual_checker=None, seeds: int = 8) -> list[tuple
     texts += [(("options", i, "feedback"), o.feedback) for i, o in enumerate(question.options) if o.feedback]
     if question.visual is not None:
         texts += [(("visual", "params", k), v) for k, v in question.visual.params.items() if isinstance(v, str)]
-    if question.type == "numeric" and isinstance(question.answer, str):
+    if question.type in ("numeric", "true_false") and isinstance(question.answer, str):
         texts.append((("answer",), "{{ " + question.answer + " }}"))
     if question.where:
         texts.append((("where",), "{{ " + question.where + " }}"))

@@ -285,13 +285,14 @@ def _position_in(text: str, index: int) -> Position:
     return Position(before.count("\n") + 1, index - (before.rfind("\n") + 1) + 1)
 
 
+def too_large(size: int) -> str:
+    return f"the file is {size:,} bytes; the limit for a bank is {MAX_FILE_BYTES:,} bytes, so split it"
+
+
 def parse(raw: bytes) -> Document:
     """Parse one YAML document from bytes. Raises SourceError with a position on any problem."""
     if len(raw) > MAX_FILE_BYTES:
-        raise SourceError(
-            f"the file is {len(raw):,} bytes; the limit for a bank is {MAX_FILE_BYTES:,} bytes, so split it",
-            Position(1, 1),
-        )
+        raise SourceError(too_large(len(raw)), Position(1, 1))
     text = _decode(raw)
     try:
         loader = CoreSchemaLoader(text)  # checks every character first, so it can raise too

@@ -1,7 +1,9 @@
 """Instructor sign-in: one shared password whose werkzeug hash is set in INSTRUCTOR_PASSWORD_HASH.
 
-The session flag is tied to a fingerprint of the configured hash, so changing or removing the hash
-signs every instructor out. Also the guard for `next=` targets (no open redirects).
+A signed-in instructor's cookie holds the id of a session row in the database (db.instructor_sessions),
+so logging out or idling past INSTRUCTOR_IDLE_TIMEOUT ends it on every server, and a fingerprint of the
+configured hash, so changing or removing the hash signs every instructor out. Also the guard for `next=`
+targets (no open redirects).
 """
 
 from __future__ import annotations
@@ -15,11 +17,14 @@ from urllib.parse import urlsplit
 from flask import current_app, session
 from werkzeug.security import check_password_hash, generate_password_hash
 
+from .. import db
 
 CONFIG_KEY = "INSTRUCTOR_PASSWORD_HASH"
 ENV_VAR = "FLASK_INSTRUCTOR_PASSWORD_HASH"
 SESSION_FLAG = "instructor"
 SESSION_FINGERPRINT = "instructor_key"
+SESSION_ID = "instructor_session"
+IDLE_TIMEOUT_KEY = "INSTRUCTOR_IDLE_TIMEOUT"
 MAX_PASSWORD_LENGTH = 1024
 GENERATE_ONE_LINER = ('python -c "from werkzeug.security import generate_password_hash as g; '
                       "print(g('your password'))\"")
@@ -65,16 +70,30 @@ def _fingerprint(pwhash: str) -> str:
     return hashlib.sha256(b"attention-quiz instructor\0" + pwhash.encode()).hexdigest()[:32]
 
 
+def idle_seconds(config) -> float:
+    """INSTRUCTOR_IDLE_TIMEOUT in seconds; a value that is not a positive number stops the app at start-up."""
+    value = config.get(IDLE_TIMEOUT_KEY)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 10**9:
+        raise RuntimeError(f"FLASK_{IDLE_TIMEOUT_KEY} must be a positive number of seconds "
+                           f"(28800 is 8 hours), not {value!r}")
+    return float(value)
+
+
 def sign_in() -> None:
     pwhash = configured_hash()
     assert pwhash is not None, "sign_in is only called after password_matches"
     session[SESSION_FLAG] = True
     session[SESSION_FINGERPRINT] = _fingerprint(pwhash)
+    session[SESSION_ID] = db.open_instructor_session(idle_seconds(current_app.config))
 
 
 def sign_out() -> None:
-    session.pop(SESSION_FLAG, None)
-    session.pop(SESSION_FINGERPRINT, None)
+    session_id = session.get(SESSION_ID)
+    if isinstance(session_id, str):
+        # First, so that when the database is down the cookie stays signed in and the button can be pressed again.
+        db.close_instructor_session(session_id)  # every copy of the cookie stops working, on every server
+    for key in (SESSION_ID, SESSION_FLAG, SESSION_FINGERPRINT):
+        session.pop(key, None)
 
 
 def is_instructor() -> bool:
@@ -83,7 +102,10 @@ def is_instructor() -> bool:
     pwhash = configured_hash()
     if pwhash is None:
         return False
-    return hmac.compare_digest(str(session.get(SESSION_FINGERPRINT, "")), _fingerprint(pwhash))
+    if not hmac.compare_digest(str(session.get(SESSION_FINGERPRINT, "")), _fingerprint(pwhash)):
+        return False
+    session_id = session.get(SESSION_ID)
+    return isinstance(session_id, str) and db.touch_instructor_session(session_id, idle_seconds(current_app.config))
 
 
 def safe_next(target: str | None) -> str | None:

@@ -35,6 +35,11 @@ def _engine():
     return current_app.extensions["db_engine"]
 
 
+@bp.record_once
+def check_settings(state) -> None:
+    auth.idle_seconds(state.app.config)  # a bad INSTRUCTOR_IDLE_TIMEOUT stops the start, not each request
+
+
 @bp.before_request
 def require_instructor():
     if request.endpoint in OPEN_ENDPOINTS or auth.is_instructor():

@@ -21,7 +21,7 @@ from matplotlib.textpath import TextPath
 from matplotlib.transforms import Affine2D
 from PIL import Image
 
-from app.visuals.base import DPI
+from app.visuals.base import DPI, line_height  # noqa: F401 (line_height: for the plots' layouts)
 
 # Colour-vision-safe, perceptually uniform maps only.
 SEQUENTIAL = "viridis"
@@ -29,7 +29,10 @@ DIVERGING = "coolwarm"  # for signed values (projections, encodings), with a sym
 
 # matplotlib is not thread-safe ("if you work with threads, it is your responsibility to set up the
 # proper locks to serialize access to Matplotlib artists", its FAQ), and drawing goes through
-# process-wide text and mathtext caches: one figure is drawn at a time.
+# process-wide text and mathtext caches: a process builds and draws one figure at a time
+# (VisualKind.picture holds this lock from the first artist to the image's bytes). Drawing is
+# CPU-bound under the GIL, so a second figure at once would be no faster, only a second figure's
+# memory on top of the first.
 RENDER_LOCK = threading.Lock()
 
 # zlib level 3 of an RGB image: measured on the visuals' figures it is about a third faster than
@@ -56,11 +59,6 @@ TICK = 7 / 72  # a tick (3.5 pt) and the pad to its label (3.5 pt)
 LABEL_PAD = 4 / 72  # between the tick labels and the axis label
 TITLE_PAD = 6 / 72  # between the axes and its title
 COLORBAR_PAD = 0.1  # between a grid and its colour bar
-
-
-def line_height(fontsize: float = 10.0) -> float:
-    """The height of one line of text, in inches (matplotlib's line spacing: 1.2 × the font size)."""
-    return 1.2 * fontsize / 72
 
 
 def text_width(figure: Figure, texts: Sequence[str], fontsize: float = 10.0) -> float:
@@ -103,11 +101,10 @@ def to_png(figure: Figure, dpi: float | None = None) -> bytes:
     if dpi is not None:
         figure.set_dpi(dpi)
     canvas = figure.canvas if isinstance(figure.canvas, FigureCanvasAgg) else FigureCanvasAgg(figure)
-    with RENDER_LOCK:
-        canvas.draw()
-        rgba = np.asarray(canvas.buffer_rgba())  # (height, width, 4)
-        opaque = bool(rgba[..., 3].min() == 255)
-        pixels = np.ascontiguousarray(rgba[..., :3] if opaque else rgba)  # a copy: the buffer is the canvas's
+    canvas.draw()
+    rgba = np.asarray(canvas.buffer_rgba())  # (height, width, 4)
+    opaque = bool(rgba[..., 3].min() == 255)
+    pixels = np.ascontiguousarray(rgba[..., :3] if opaque else rgba)  # a copy: the buffer is the canvas's
     buffer = io.BytesIO()
     Image.fromarray(pixels).save(  # RGB or RGBA from the array's shape
         buffer, format="png", compress_level=PNG_COMPRESS_LEVEL, dpi=(figure.dpi, figure.dpi))
@@ -121,7 +118,7 @@ def to_svg(figure: Figure) -> bytes:
     sub- and superscripts with its own font's metrics, which another font would not match.
     """
     buffer = io.BytesIO()
-    with RENDER_LOCK, matplotlib.rc_context({"svg.hashsalt": "attention-quiz", "svg.fonttype": "path"}):
+    with matplotlib.rc_context({"svg.hashsalt": "attention-quiz", "svg.fonttype": "path"}):
         figure.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
     return buffer.getvalue()
 

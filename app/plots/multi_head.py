@@ -1,71 +1,108 @@
-"""Draws per-head attention weights (multi-head and attention-playground visuals), one heatmap per head.
-
-Rows are queries and columns are keys on one 0-to-1 scale; cells a causal mask hides are hatched grey.
-"""
+"""Draws the multi-head visual and the attention playground's heatmap per head: rows are queries, columns keys,
+weights on one 0-to-1 scale. Axes sit at positions computed from the figure's size and the labels' measured widths
+(a layout engine would measure every label again in each draw)."""
 
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
-from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import PathPatch
 from matplotlib.path import Path
 from matplotlib.transforms import Affine2D
 
-from .figure import (
-    COLORBAR_PAD,
-    EDGE,
-    LABEL_PAD,
-    TICK,
-    TITLE_PAD,
-    cell_labels,
-    contrasting_colours,
-    fixed_grid,
-    heatmap,
-    line_height,
-    new_figure,
-    text_width,
-)
+from app.visuals.base import estimated_width
+from app.visuals.kinds.attention_playground import BAR, short
+from app.visuals.kinds.multi_head import ROWS
 
-MASKED_COLOUR = "#d9d9d9"
+from .figure import (COLORBAR_PAD, EDGE, LABEL_PAD, TICK, TITLE_PAD, cell_labels, contrasting_colours, fixed_grid,
+                     heatmap, line_height, new_figure, text_width)
+
+FONT, TITLE = 8.0, 9.0  # cell numbers 8 pt: 11 px in the narrow image, shown at about its own size on a phone
 
 
-def _annotate(ax: Axes, weights: np.ndarray, mask: np.ndarray | None, image) -> None:
-    """Write each allowed weight in its cell, in black or white for contrast with the colour."""
-    rows, cols = np.nonzero(np.ones_like(weights, dtype=bool) if mask is None else mask)
-    shown = weights[rows, cols]
-    cell_labels(ax, cols, rows, [f"{weight:.2f}" for weight in shown],
-                contrasting_colours(image.cmap, shown), fontsize=8)
+def _box(figure: Figure, left: float, top: float, width: float, height: float):
+    """Axes `width` × `height` inches, `left` and `top` inches from the figure's top-left corner."""
+    figure_width, figure_height = figure.get_size_inches()
+    return figure.add_axes((left / figure_width, 1 - (top + height) / figure_height, width / figure_width,
+                            height / figure_height))
 
 
-def _hatch_masked(ax: Axes, mask: np.ndarray) -> None:
-    """Cover every masked cell with grey hatching: one compound patch, as hatching each cell is slow."""
-    squares = [Path.unit_rectangle().transformed(Affine2D().translate(j - 0.5, i - 0.5))
-               for i, j in zip(*np.nonzero(~mask))]
-    if squares:
-        ax.add_patch(PathPatch(Path.make_compound_path(*squares), facecolor=MASKED_COLOUR,
-                               edgecolor="#7f7f7f", hatch="///", linewidth=0))
+def _stack(figure: Figure, left: float, right: float, panels):
+    """Axes from `left` to `right` inches, stacked from the top; panels: (room above, weight, room below) in
+    inches, the height the rooms leave shared out by weight."""
+    free = figure.get_size_inches()[1] - sum(above + below for above, _, below in panels)
+    unit = free / sum(weight for _, weight, _ in panels)
+    axes, top = [], 0.0
+    for above, weight, below in panels:
+        axes.append(_box(figure, left, top + above, right - left, weight * unit))
+        top += above + weight * unit + below
+    return axes
 
 
-def draw_multi_head(result, grid: tuple[int, int], inches: tuple[float, float]) -> Figure:
-    """result: a MultiHeadResult (app.visuals.kinds.multi_head); one heatmap per head on a (rows, columns) grid."""
-    num_heads, n, _ = result.weights.shape
-    rows, columns = grid
+def _wrap(text: str, width: float) -> list[str]:
+    """`text` at FONT in lines about `width` inches wide: as many characters as fit at its mean width."""
+    return textwrap.wrap(text, int(len(text) * width / estimated_width([text], FONT)))
+
+
+def _numbers(ax, image, weights: np.ndarray, texts, where: np.ndarray) -> None:
+    """Write texts[i] in the cells where `where` is True, black or white for contrast with the colour."""
+    rows, cols = np.nonzero(where)
+    cell_labels(ax, cols, rows, [texts[i] for i in np.flatnonzero(where)],
+                contrasting_colours(image.cmap, weights[rows, cols]), fontsize=FONT)
+
+
+# --- The attention playground: one heatmap per head ------------------------------------------------------
+
+def _head(ax, result, head: int, labels, numbered: bool, first_column: bool, x_ticks: dict, y_ticks: dict):
+    weights = result.weights[head]  # (N, N)
+    allowed = np.ones_like(weights, dtype=bool) if result.mask is None else result.mask
+    image = heatmap(ax, np.ma.masked_where(~allowed, weights), row_labels=labels, col_labels=labels, vmin=0.0,
+                    vmax=1.0, row_title="query" if first_column else None, col_title="key", annotate=False,
+                    x_tick_params=x_ticks, y_tick_params=y_ticks if first_column else {"labelleft": False})
+    if not allowed.all():  # one compound patch over the masked cells: hatching each cell is slow
+        squares = [Path.unit_rectangle().transformed(Affine2D().translate(j - 0.5, i - 0.5))
+                   for i, j in zip(*np.nonzero(~allowed))]
+        ax.add_patch(PathPatch(Path.make_compound_path(*squares), facecolor="#d9d9d9", edgecolor="#7f7f7f",
+                               hatch="///", linewidth=0))
+    if numbered:
+        _numbers(ax, image, weights, [f"{weight:.2f}" for weight in weights.ravel()], allowed)
+    return image
+
+
+def draw_heads(result, inches: tuple[float, float], plan) -> Figure:
+    """result: a MultiHeadResult (app.visuals.kinds.attention_playground). plan None: the wide grid of heads;
+    a ColumnPlan: the phone's column of heads, each with its own labels, one scale bar below."""
     figure = new_figure(*inches, layout=None)
-    # Fixed positions from the labels' sizes: the widest token (upright on the left, turned below), and
-    # gaps wide enough for neighbouring titles that are wider than their heatmaps.
-    from app.visuals.kinds.multi_head import grid_label
-
+    labels = [short(token) for token in result.tokens]
+    num_heads, n, _ = result.weights.shape
+    if plan is not None:
+        small = {"labelsize": FONT}
+        for head in range(num_heads):
+            ax = _box(figure, plan.left, EDGE + line_height(TITLE) + TITLE_PAD + head * plan.pitch, plan.side,
+                      plan.side)
+            image = _head(ax, result, head, labels, plan.numbered, True,
+                          {"labelrotation": 90 if plan.upright else 0, **small}, small)
+            ax.set_title(result.head_titles[head], loc="left", fontsize=TITLE)
+            ax.xaxis.label.set_fontsize(FONT)
+            ax.yaxis.label.set_fontsize(FONT)
+        room = inches[0] - plan.left - EDGE
+        bar = _box(figure, plan.left + 0.15, EDGE + num_heads * plan.pitch, min(room, 2.6) - 0.3, BAR)
+        colorbar = figure.colorbar(image, cax=bar, orientation="horizontal")
+        colorbar.ax.tick_params(labelsize=FONT)
+        colorbar.set_label("attention weight (0 to 1)", fontsize=FONT)
+        return figure
+    rows, columns = (1, num_heads) if num_heads <= 3 else (2, (num_heads + 1) // 2)
     title_size = 12 if columns <= 2 else 10 if columns == 3 else 9
-    tokens = [grid_label(token) for token in result.tokens]
     # Token labels no taller than a cell (so neighbours never overlap), from 10 pt down to 6 pt; a cell
     # is about a heatmap's share of the figure, less its labels, over the n tokens.
     cell = min((inches[0] - 2.4) / columns, (inches[1] - 1.6 * rows) / rows) / n  # inches
     label_size = max(6.0, min(10.0, cell * 72 * 0.85))
-    token_width = text_width(figure, tokens, label_size)
+    token_width = text_width(figure, labels, label_size)
     left = EDGE + line_height() + LABEL_PAD + token_width + TICK
-    below = TICK + token_width + LABEL_PAD + line_height()
-    above = TITLE_PAD + line_height(title_size)
+    below, above = TICK + token_width + LABEL_PAD + line_height(), TITLE_PAD + line_height(title_size)
+    # Gaps wide enough for neighbouring titles that are wider than their heatmaps.
     titles = [text_width(figure, [title], title_size) for title in result.head_titles]
     widest_pair = max([(titles[head] + titles[head + 1]) / 2 for head in range(num_heads - 1)
                        if head % columns != columns - 1], default=0.0)
@@ -75,146 +112,54 @@ def draw_multi_head(result, grid: tuple[int, int], inches: tuple[float, float]) 
         figure, rows=rows, cols=columns, left=left, right=EDGE, bottom=EDGE + below, top=EDGE + above,
         col_gap=max(0.15, columns * (widest_pair + 0.06) - heatmaps_width), row_gap=below + above + 0.1,
         colorbar=bar_width)
-    axes = figure.subplots(rows, columns, squeeze=False)
-    # Numbers in the cells only while a cell is at least about 0.3 inch wide.
-    annotate = columns * n <= 20
-    label = {"labelsize": label_size}
-    for head, ax in enumerate(axes.flat):
+    axes = figure.subplots(rows, columns, squeeze=False).ravel()
+    for head, ax in enumerate(axes):
         if head >= num_heads:
             ax.set_axis_off()
             continue
-        weights = result.weights[head]
-        shown = weights if result.mask is None else np.ma.masked_where(~result.mask, weights)
-        first_in_row = head % columns == 0  # the query tokens are labelled on the row's first heatmap only
-        image = heatmap(ax, shown, row_labels=tokens, col_labels=tokens, vmin=0.0, vmax=1.0,
-                        row_title="query" if first_in_row else None, col_title="key",
-                        title=result.head_titles[head], annotate=False,
-                        x_tick_params={"labelrotation": 90, **label},
-                        y_tick_params=label if first_in_row else {"labelleft": False})
-        ax.title.set_fontsize(title_size)
-        if result.mask is not None:
-            _hatch_masked(ax, result.mask)
-        if annotate:
-            _annotate(ax, weights, result.mask, image)
-    colorbar = figure.colorbar(image, ax=axes.ravel().tolist(), shrink=0.8, **colorbar_room)
-    colorbar.set_label("attention weight (0 to 1)")
-    return figure
-
-
-GRID_NARROW_FONT = 8.0  # ≥ 10 CSS px on a 375 px phone, where the 340 px image is shown at about its size
-GRID_NARROW_TITLE = 9.0
-
-
-def draw_head_column(result, plan, inches: tuple[float, float]) -> Figure:
-    """The phone figure of the per-head grid: one heatmap per head in one column, each with its query and
-    key labels, the weights in the cells where they fit, one 0-to-1 scale bar below.
-
-    result: a MultiHeadResult; plan: a HeadColumnPlan (app.visuals.kinds.multi_head.head_column_plan)."""
-    from app.visuals.kinds.multi_head import grid_label
-
-    width, height = inches
-    figure = new_figure(width, height, layout=None)
-    labels = [grid_label(token) for token in result.tokens]
-    small = {"labelsize": GRID_NARROW_FONT}
-    image = None
-    for head, top in enumerate(plan.tops):
-        ax = figure.add_axes((plan.left / width, 1 - (top + plan.side) / height, plan.side / width,
-                              plan.side / height))
-        weights = result.weights[head]
-        shown = weights if result.mask is None else np.ma.masked_where(~result.mask, weights)
-        image = heatmap(ax, shown, row_labels=labels, col_labels=labels, vmin=0.0, vmax=1.0,
-                        row_title="query", col_title="key", annotate=False,
-                        x_tick_params={"labelrotation": 90 if plan.upright else 0, **small}, y_tick_params=small)
-        ax.set_title(result.head_titles[head], loc="left", fontsize=GRID_NARROW_TITLE)
-        ax.xaxis.label.set_fontsize(GRID_NARROW_FONT)
-        ax.yaxis.label.set_fontsize(GRID_NARROW_FONT)
-        if result.mask is not None:
-            _hatch_masked(ax, result.mask)
-        if plan.numbered:
-            _annotate(ax, weights, result.mask, image)
-    bar = figure.add_axes((plan.bar_left / width, 1 - (plan.bar_top + 0.12) / height, plan.bar_width / width,
-                           0.12 / height))
-    colorbar = figure.colorbar(image, cax=bar, orientation="horizontal")
-    colorbar.ax.tick_params(labelsize=GRID_NARROW_FONT)
-    colorbar.set_label("attention weight (0 to 1)", fontsize=GRID_NARROW_FONT)
+        # Numbers in the cells only while a cell is at least about 0.3 inch wide.
+        image = _head(ax, result, head, labels, columns * n <= 20, head % columns == 0,
+                      {"labelrotation": 90, "labelsize": label_size}, {"labelsize": label_size})
+        ax.set_title(result.head_titles[head], fontsize=title_size)
+    figure.colorbar(image, ax=list(axes), shrink=0.8, **colorbar_room).set_label("attention weight (0 to 1)")
     return figure
 
 
 # --- The multi-head kind: one verb's rows in one head and in two heads, and what their outputs carry ---
 
-FONT = 8.0  # cell numbers: 8 pt is 11 px in the narrow image, shown at about its own size on a phone
-NONE_COLOUR = "#f0f0f0"
-ROLE_MARK = {"subject": " (subj.)", "object": " (obj.)", "query": " (query)"}
-MAX_LABEL = 14  # longer words are cut in tick labels; the alt text has them whole
-
-
-def _short(word: str) -> str:
-    return word if len(word) <= MAX_LABEL else word[: MAX_LABEL - 1] + "…"
-
-
-def _key_labels(result, cell_inches: float) -> tuple[list[str], bool]:
-    """The keys' tick labels, each word with its role, and whether they must stand upright (rotated 90°).
-
-    Level labels, the role on a second line, when the longest fits its cell (8 pt ≈ 0.068 inch a character).
-    """
-    words, roles = [], []
-    for index, token in enumerate(result.tokens):
-        role = ("subject" if index in result.subjects else "object" if index in result.objects
-                else "query" if index == result.query else None)
-        words.append(_short(token))
-        roles.append(ROLE_MARK[role] if role else "")
-    level = max(max(len(word), len(role.strip())) for word, role in zip(words, roles)) * 0.068 < 0.92 * cell_inches
-    if level:
-        return [word + ("\n" + role.strip() if role else "") for word, role in zip(words, roles)], False
-    return [word + role for word, role in zip(words, roles)], True
-
-
-def _weight_text(weight: float, tight: bool) -> str:
-    """"0.98"; in a cell too narrow for four characters ".98" (and "1.0" for a weight that rounds to 1)."""
-    text = f"{weight:.2f}"
-    if not tight:
-        return text
-    return "1.0" if text == "1.00" else text[1:]
-
-
-def _rows(ax: Axes, weights: np.ndarray, row_labels: list[str], key_labels: list[str] | None, upright: bool,
-          title: str, tight: bool) -> None:
-    """Weights (rows, N) as a 0-to-1 heatmap with its numbers; key labels only under the lowest panel."""
-    image = heatmap(ax, weights, row_labels=row_labels, col_labels=key_labels or [""] * weights.shape[1],
-                    vmin=0.0, vmax=1.0, annotate=False, col_title="key" if key_labels else None,
-                    x_tick_params={"labelrotation": 90 if upright else 0, "labelsize": FONT},
+def _rows(ax, weights: np.ndarray, row_labels, keys, upright: bool, title: str, tight: bool) -> None:
+    """Weights (rows, N) as a 0-to-1 heatmap with its numbers; keys None: no key labels (an upper panel).
+    tight: a cell too narrow for four characters shows ".98" (and "1.0" for a weight that rounds to 1)."""
+    image = heatmap(ax, weights, row_labels=row_labels, col_labels=keys or [""] * weights.shape[1], vmin=0.0,
+                    vmax=1.0, annotate=False, x_tick_params={"labelrotation": 90 if upright else 0, "labelsize": FONT},
                     y_tick_params={"labelsize": FONT})
-    if not key_labels:
-        ax.tick_params(axis="x", labelbottom=False, length=0)
-    else:
-        ax.xaxis.label.set_fontsize(FONT)
-    ax.set_title(title, loc="left", fontsize=9)
-    rows, cols = np.indices(weights.shape)
-    cell_labels(ax, cols.ravel(), rows.ravel(), [_weight_text(w, tight) for w in weights.ravel()],
-                contrasting_colours(image.cmap, weights.ravel()), fontsize=FONT)
+    if not keys:
+        ax.set_xticks([])
+    ax.set_title(title, loc="left", fontsize=TITLE)
+    texts = [f"{w:.2f}" for w in weights.ravel()]
+    if tight:
+        texts = ["1.0" if text == "1.00" else text[1:] for text in texts]
+    _numbers(ax, image, weights, texts, np.ones(weights.shape, dtype=bool))
 
 
-def _shares(ax: Axes, result) -> None:
+def _shares(ax, result, labels) -> None:
     """Rows: the one head's output, then head 1's and head 2's columns of the concatenation;
-    columns: the share of the subjects' and of the objects' values each carries (none: '—')."""
+    columns: the share of the subjects' and of the objects' values each carries (no such word: '—')."""
     shares = result.shares  # (3, 2)
     present = np.array([bool(result.subjects), bool(result.objects)])
-    shown = np.ma.masked_where(np.broadcast_to(~present, shares.shape), shares)
-    ax.set_facecolor(NONE_COLOUR)
-    words = [", ".join(_short(result.tokens[i]) for i in group) for group in (result.subjects, result.objects)]
-    column_labels = [f"{role}\n{word}" if word else f"no {role}" for role, word in zip(("subject", "object"), words)]
-    image = heatmap(ax, shown, row_labels=["one head", "head 1", "head 2"],
-                    col_labels=column_labels, vmin=0.0, vmax=1.0, annotate=False,
-                    x_tick_params={"labelrotation": 0, "labelsize": FONT}, y_tick_params={"labelsize": FONT})
-    ax.set_title("share of each value", loc="left", fontsize=9)
-    rows, cols = np.indices(shares.shape)
-    texts = [f"{value:.2f}" if present[col] else "—" for value, col in zip(shares.ravel(), cols.ravel())]
-    colours = [colour if present[col] else "black"
-               for colour, col in zip(contrasting_colours(image.cmap, shares.ravel()), cols.ravel())]
-    cell_labels(ax, cols.ravel(), rows.ravel(), texts, colours, fontsize=FONT)
+    ax.set_facecolor("#f0f0f0")
+    image = heatmap(ax, np.ma.masked_where(np.broadcast_to(~present, shares.shape), shares),
+                    row_labels=ROWS, col_labels=labels, vmin=0.0, vmax=1.0,
+                    annotate=False, x_tick_params={"labelrotation": 0, "labelsize": FONT},
+                    y_tick_params={"labelsize": FONT})
+    ax.set_title("share of each value", loc="left", fontsize=TITLE)
+    where = np.broadcast_to(present, shares.shape)
+    _numbers(ax, image, shares, [f"{value:.2f}" for value in shares.ravel()], where)
+    for row, col in zip(*np.nonzero(~where)):  # a Text: as an outline snapped to the pixels, a lone "—" can vanish
+        ax.text(col, row, "—", ha="center", va="center", fontsize=FONT)
 
 
-def _swap(ax: Axes, result) -> None:
+def _swap(ax, result) -> None:
     """Bars: how far the verb's output moves when the subject and the object trade places."""
     swap = result.swap
     if swap is None:
@@ -223,50 +168,66 @@ def _swap(ax: Axes, result) -> None:
                   else "no swap test: it needs\none subject and one object,\ntwo different words")
         ax.text(0.0, 0.5, reason, transform=ax.transAxes, fontsize=FONT, va="center", ha="left")
         return
-    subject, obj = (_short(result.tokens[group[0]]) for group in (result.subjects, result.objects))
     changes = [swap.one_change, swap.heads_change]
     ax.barh([1, 0], changes, color=["#7f7f7f", "#21918c"], height=0.6)
     ax.set_yticks([1, 0], labels=["one head", f"{result.num_heads} heads"], fontsize=FONT)
     top = max(max(changes), 0.1)
-    ax.set_xlim(0, top * 1.45)
-    ax.set_ylim(-0.6, 1.6)
+    ax.set(xlim=(0, top * 1.45), ylim=(-0.6, 1.6))
     for y, change in zip((1, 0), changes):
         ax.text(change + top * 0.03, y, f"{change:.2f}", va="center", ha="left", fontsize=FONT)
     ax.tick_params(axis="x", labelsize=FONT)
     ax.set_xlabel("how far the output moves", fontsize=FONT)
-    ax.set_title(f"swap {subject} ↔ {obj}", loc="left", fontsize=9)
-    for side in ("top", "right"):
-        ax.spines[side].set_visible(False)
+    subject, obj = (short(result.tokens[group[0]]) for group in (result.subjects, result.objects))
+    ax.set_title(f"swap {subject} ↔ {obj}", loc="left", fontsize=TITLE)
+    ax.spines[["top", "right"]].set_visible(False)
 
 
-def draw_relations(result, inches: tuple[float, float], narrow: bool) -> Figure:
+def draw_relations(result, inches: tuple[float, float]) -> Figure:
     """result: a RelationResult (app.visuals.kinds.multi_head). Wide: the rows left, the outputs right;
-    narrow (phone): everything stacked."""
-    figure = new_figure(*inches, layout="constrained")
-    n = len(result.tokens)
-    query = _short(result.tokens[result.query])
+    narrow (phone): everything stacked in one column."""
+    figure = new_figure(*inches, layout=None)
+    width, narrow = inches[0], inches[0] < 5
+    n, line = len(result.tokens), line_height(FONT)
+    labels_width = estimated_width(ROWS, FONT)  # the rows' labels
+    left = EDGE + labels_width + TICK
+    right_panels = 1.75  # the wide figure's shares and swap panels
+    rows_right = width - EDGE if narrow else width - EDGE - right_panels - labels_width - TICK - 0.2
+    cell = (rows_right - left) / n
+    # The keys' labels: each word with its role, level (the role on a second line) where they fit their cells.
+    words = [short(token) for token in result.tokens]
+    marks = ["(subj.)" if i in result.subjects else "(obj.)" if i in result.objects
+             else "(query)" if i == result.query else "" for i in range(n)]
+    upright = estimated_width(words + marks, FONT) >= 0.92 * cell
+    keys = [word + (" " if upright else "\n") + mark if mark else word for word, mark in zip(words, marks)]
+    key_title = ["key"]
+    if result.unknown:
+        names = ", ".join(short(word) for word in result.unknown)
+        key_title += _wrap(f"hashed features (not in the lexicon): {names}", rows_right - left)
+    shares_width = (width - EDGE - left if narrow else right_panels) / 2  # a column of the shares panel
+    share_labels = ["\n".join([role, *_wrap(", ".join(short(result.tokens[i]) for i in group), shares_width)])
+                    if group else f"no {role}"
+                    for role, group in zip(("subject", "object"), (result.subjects, result.objects))]
+    # Each panel: (room above, share of the height, room below), in inches; the rooms hold titles and labels.
+    title, under_swap = TITLE_PAD + line_height(TITLE), TICK + 2 * line + LABEL_PAD + EDGE
+    under_keys = TICK + (estimated_width(keys, FONT) if upright else 2 * line) + LABEL_PAD + len(key_title) * line
+    under_shares = TICK + max(label.count("\n") + 1 for label in share_labels) * line + 0.15
+    rows = [(EDGE + title + narrow * line_height(TITLE), 1, 0.08),  # the title takes two lines on a phone
+            (title, 2, under_keys + (0.1 if narrow else EDGE))]
+    outputs = [(title + (0 if narrow else EDGE), 2.2 if narrow else 3, under_shares),
+               (title, 1.5 if narrow else 2, under_swap)]
     if narrow:
-        grid = figure.add_gridspec(4, 1, height_ratios=[1, 2, 2.2, 1.5])
-        one_ax, heads_ax, shares_ax, swap_ax = (figure.add_subplot(grid[i, 0]) for i in range(4))
-        tight = n > 8  # cells of about 0.23 inch: ".98" fits, "0.98" does not
-        cell = 2.75 / n
+        one_ax, heads_ax, shares_ax, swap_ax = _stack(figure, left, rows_right, rows + outputs)
     else:
-        grid = figure.add_gridspec(2, 2, width_ratios=[1.8, 1], height_ratios=[1, 2])
-        one_ax, heads_ax = figure.add_subplot(grid[0, 0]), figure.add_subplot(grid[1, 0])
-        right = grid[:, 1].subgridspec(2, 1, height_ratios=[3, 2])
-        shares_ax, swap_ax = figure.add_subplot(right[0]), figure.add_subplot(right[1])
-        tight = False
-        cell = 4.0 / n
-    keys, upright = _key_labels(result, cell)
-    joint = "\n" if narrow else " "
-    _rows(one_ax, result.one_weights[np.newaxis], ["one head"], None, upright,
+        one_ax, heads_ax = _stack(figure, left, rows_right, rows)
+        shares_ax, swap_ax = _stack(figure, width - EDGE - right_panels, width - EDGE, outputs)
+    tight = cell < 0.28  # "0.98" at 8 pt is 0.25 inch wide
+    query, joint = short(result.tokens[result.query]), "\n" if narrow else " "
+    _rows(one_ax, result.weights[:1], ROWS[:1], None, upright,
           f"query '{query}':{joint}one head, width {result.d_model}", tight)
     idle = "" if result.num_heads == 2 else f" (heads 3–{result.num_heads} idle)"
-    _rows(heads_ax, result.head_weights, ["head 1", "head 2"], keys, upright,
+    _rows(heads_ax, result.weights[1:], ROWS[1:], keys, upright,
           f"{result.num_heads} heads, width {result.head_dim} each{idle}", tight)
-    if result.unknown:
-        names = ", ".join(_short(word) for word in result.unknown)
-        heads_ax.set_xlabel(f"key\nhashed features (not in the lexicon): {names}", fontsize=FONT, wrap=True)
-    _shares(shares_ax, result)
+    heads_ax.set_xlabel("\n".join(key_title), fontsize=FONT)
+    _shares(shares_ax, result, share_labels)
     _swap(swap_ax, result)
     return figure

@@ -1,10 +1,6 @@
-"""Draws the order-blindness visual: attention outputs for a sentence, its permutation, and their difference.
-
-One diverging scale for all three panels, so a difference of 0 looks exactly like 0 next to the outputs.
-Wide: the three panels side by side, the colour bar on the right. Narrow (phones): stacked, the colour bar
-across the bottom, every text 8 pt. The student's answer sits in the top line, over no data; the largest
-|difference| is in the right panel's title.
-"""
+"""Draws the order-blindness visual: attention outputs for a sentence, its permutation, and their difference,
+on one diverging scale, so a difference of 0 looks exactly like 0 next to the outputs. Wide: side by side, the
+colour bar on the right. Narrow (phones): stacked, the colour bar below, all text 8 pt."""
 
 from __future__ import annotations
 
@@ -13,34 +9,15 @@ import math
 from matplotlib.figure import Figure
 
 from app.visuals.base import NARROW_WIDTH
-from app.visuals.kinds.order_blindness import (
-    NARROW_BELOW,
-    NARROW_HEADER,
-    NARROW_TEXT,
-    NARROW_TITLE,
-    header_text,
-    narrow_panel_height,
-)
+from app.visuals.kinds.order_blindness import (HEADERS, NARROW_BELOW, NARROW_HEADER, NARROW_TEXT, NARROW_TITLE,
+                                              narrow_panel_height)
 from app.visuals.words import format_difference, symmetric_limit
 
-from .figure import (
-    COLORBAR_PAD,
-    DIVERGING,
-    EDGE,
-    LABEL_PAD,
-    TICK,
-    TITLE_PAD,
-    heatmap,
-    line_height,
-    new_figure,
-    text_width,
-)
+from .figure import COLORBAR_PAD, DIVERGING, EDGE, LABEL_PAD, TICK, TITLE_PAD, line_height, new_figure, text_width
 
-WIDE_TEXT = 9  # points: tick labels, titles and axis labels of the wide layout
-WIDE_HEADER = 10  # points: the wide layout's top line
+WIDE_TEXT, WIDE_HEADER = 9, 10  # points: the wide layout's labels and titles, and its top line
 BAR = 0.12  # inches: the colour bar's thickness
 TICK_GAP = 0.08  # inches kept free between two column numbers
-TICK_STEPS = (1, 2, 4, 8, 16, 32, 64)  # label every k-th column, the smallest k whose numbers keep apart
 
 
 def colorbar_ticks(limit: float) -> tuple[list[float], list[str]]:
@@ -51,103 +28,68 @@ def colorbar_ticks(limit: float) -> tuple[list[float], list[str]]:
     ticks = [-top, -top / 2, 0.0, top / 2, top]
     decimals = next((d for d in range(16) if abs(round(top / 2, d) - top / 2) <= top * 1e-9), 15)
     style = f".{decimals}f" if decimals <= 4 else ".2g"  # a tiny range: significant figures with an exponent
-    labels = ["0" if value == 0 else f"{value:{style}}".replace("-", "−") for value in ticks]
-    return ticks, labels
-
-
-def wrap(figure: Figure, text: str, width: float, fontsize: float) -> list[str]:
-    """Greedy line breaks so that no line is wider than `width` inches as the renderer measures it."""
-    lines: list[str] = []
-    for word in text.split(" "):
-        if lines and text_width(figure, [f"{lines[-1]} {word}"], fontsize) <= width:
-            lines[-1] += f" {word}"
-        else:
-            lines.append(word)
-    return lines
-
-
-def label_step(figure: Figure, d_model: int, panel_width: float, fontsize: float) -> int:
-    """Label every k-th column (1, 1 + k, 1 + 2k, ...) with k the smallest step whose numbers keep apart."""
-    column = panel_width / d_model
-    widest = text_width(figure, [str(d_model)], fontsize) + TICK_GAP
-    return next((step for step in TICK_STEPS if step * column >= widest), d_model)
-
-
-def panel_titles(result) -> tuple[str, str, str]:
-    setting = "+ position encodings" if result.positional else "no position encodings"
-    stated = f"max |difference| = {format_difference(result.max_abs_difference)}"
-    third = "permuted − original (same input)" if result.same_input else "re-ordered back − original"
-    third += f"\n{stated}"
-    return f"original\n{setting}", f"permuted ({result.permutation})\n{setting}", third
-
-
-def _axes(figure: Figure, left: float, bottom: float, width: float, height: float):
-    """An axes at a position given in inches from the figure's lower-left corner."""
-    figure_width, figure_height = figure.get_size_inches()
-    return figure.add_axes((left / figure_width, bottom / figure_height, width / figure_width, height / figure_height))
+    return ticks, ["0" if value == 0 else f"{value:{style}}".replace("-", "−") for value in ticks]
 
 
 def draw_order_blindness(result, inches: tuple[float, float]) -> Figure:
     """result: an OrderBlindnessResult (app.visuals.kinds.order_blindness)."""
-    narrow = inches[0] == NARROW_WIDTH
     width, height = inches
-    figure = new_figure(width, height, layout=None)
-    text_size = NARROW_TEXT if narrow else WIDE_TEXT
-    header_size = NARROW_TEXT if narrow else WIDE_HEADER
-    limit = symmetric_limit(result.output, result.permuted_output, result.difference)
+    narrow = width == NARROW_WIDTH
+    figure = new_figure(width, height, layout=None)  # fixed positions, computed here from the figure's size
+    text_size, header_size = (NARROW_TEXT, NARROW_TEXT) if narrow else (WIDE_TEXT, WIDE_HEADER)
+    run = result.run
+    limit = symmetric_limit(run.output, run.permuted_output, run.difference)
     ticks, tick_labels = colorbar_ticks(limit)
-    n, d_model = result.output.shape
-    token_width = text_width(figure, result.tokens, text_size)
+    n, d_model = run.output.shape
     line = line_height(text_size)
-    row_label_room = TICK + token_width  # ticks and token labels left of a panel
+    row_label_room = TICK + text_width(figure, result.tokens, text_size)  # ticks and token labels left of a panel
 
-    header_lines = wrap(figure, header_text(result), width - 2 * EDGE, header_size)
-    figure.text(EDGE / width, 1 - EDGE / height, "\n".join(header_lines), ha="left", va="top",
-                fontsize=header_size)
+    header = HEADERS[result.choice] if narrow else HEADERS[result.choice].replace("\n", " ")  # over no data
+    figure.text(EDGE / width, 1 - EDGE / height, header, ha="left", va="top", fontsize=header_size)
 
     left = EDGE + line + LABEL_PAD + row_label_room  # the "token" label, then the tokens
-    below = TICK + line + LABEL_PAD + line  # column numbers and "output feature"
     if narrow:
-        panel_width = width - left - 0.15
-        panel_height = narrow_panel_height(n)
-        boxes, top = [], height - NARROW_HEADER
-        for _ in range(3):
-            bottom = top - NARROW_TITLE - panel_height
-            boxes.append((left, bottom, panel_width, panel_height))
-            top = bottom - NARROW_BELOW
-        colorbar_box = (left, top - BAR, panel_width, BAR)
+        panel_width, panel_height = width - left - 0.15, narrow_panel_height(n)
+        tops = [height - NARROW_HEADER - i * (NARROW_TITLE + panel_height + NARROW_BELOW) for i in range(4)]
+        boxes = [(left, top - NARROW_TITLE - panel_height, panel_width, panel_height) for top in tops[:3]]
+        colorbar_box = (left, tops[3] - BAR, panel_width, BAR)
     else:
-        colorbar_room = (COLORBAR_PAD + BAR + TICK + text_width(figure, tick_labels, text_size) + LABEL_PAD + line
-                         + EDGE)
+        colorbar_room = COLORBAR_PAD + BAR + TICK + text_width(figure, tick_labels, text_size) + LABEL_PAD + line + EDGE
         gap = row_label_room + 0.15
         panel_width = (width - left - 2 * gap - colorbar_room) / 3
-        top = height - EDGE - len(header_lines) * line_height(header_size) - 0.1 - 2 * line - TITLE_PAD
-        bottom = EDGE + below
+        top = height - EDGE - line_height(header_size) - 0.1 - 2 * line - TITLE_PAD
+        bottom = EDGE + TICK + line + LABEL_PAD + line  # column numbers and "output feature"
         boxes = [(left + i * (panel_width + gap), bottom, panel_width, top - bottom) for i in range(3)]
         colorbar_box = (left + 3 * panel_width + 2 * gap + COLORBAR_PAD, bottom, BAR, top - bottom)
 
-    step = label_step(figure, d_model, panel_width, text_size)
-    columns = list(range(0, d_model, step))
+    # Number every k-th column (1, 1 + k, 1 + 2k, ...), k the smallest power of two whose numbers keep apart.
+    widest = text_width(figure, [str(d_model)], text_size) + TICK_GAP
+    step = next((k for k in (1, 2, 4, 8, 16, 32, 64) if k * panel_width / d_model >= widest), d_model)
+    columns = range(0, d_model, step)
+    setting = "+ position encodings" if result.positional else "no position encodings"
+    third = "permuted − original (same input)" if result.same_input else "re-ordered back − original"
     panels = (
-        (result.output, result.tokens),
-        (result.permuted_output, result.permuted_tokens),
-        (result.difference, result.tokens),
+        (run.output, result.tokens, f"original\n{setting}"),
+        (run.permuted_output, result.permuted_tokens, f"permuted ({result.permutation})\n{setting}"),
+        (run.difference, result.tokens, f"{third}\nmax |difference| = {format_difference(run.max_abs_difference)}"),
     )
-    image = None
-    for index, ((values, tokens), title, box) in enumerate(zip(panels, panel_titles(result), boxes)):
-        ax = _axes(figure, *box)
-        image = heatmap(ax, values, row_labels=list(tokens), row_title="token" if index == 0 or narrow else None,
-                        title=title, vmin=-limit, vmax=limit, cmap=DIVERGING, annotate=False,
-                        col_title="output feature", x_tick_params={"labelrotation": 0})
-        ax.set_xticks(columns, labels=[str(j + 1) for j in columns])
+    for index, ((values, tokens, title), (x, y, w, h)) in enumerate(zip(panels, boxes)):
+        # Not figure.heatmap: it would make a tick for every one of the d_model columns, the render's
+        # costliest part; here each tick is made once, already styled.
+        ax = figure.add_axes((x / width, y / height, w / width, h / height))
+        image = ax.imshow(values, cmap=DIVERGING, vmin=-limit, vmax=limit, aspect="auto", interpolation="nearest")
         ax.tick_params(labelsize=text_size)
-        ax.xaxis.label.set_fontsize(text_size)
-        ax.yaxis.label.set_fontsize(text_size)
-        ax.title.set_fontsize(text_size)
+        ax.set_xticks(columns, labels=[str(j + 1) for j in columns])
+        ax.set_yticks(range(n), labels=tokens)  # rows are tokens
+        ax.set_xlabel("output feature", fontsize=text_size)
+        if index == 0 or narrow:
+            ax.set_ylabel("token", fontsize=text_size)
+        ax.set_title(title, fontsize=text_size)
 
-    cax = _axes(figure, *colorbar_box)
-    colorbar = figure.colorbar(image, cax=cax, orientation="horizontal" if narrow else "vertical")
-    colorbar.set_ticks(ticks, labels=tick_labels)
+    x, y, w, h = colorbar_box
+    colorbar = figure.colorbar(image, cax=figure.add_axes((x / width, y / height, w / width, h / height)),
+                               orientation="horizontal" if narrow else "vertical")
     colorbar.ax.tick_params(labelsize=text_size)
+    colorbar.set_ticks(ticks, labels=tick_labels)
     colorbar.set_label("output value (shared scale)", fontsize=text_size)
     return figure

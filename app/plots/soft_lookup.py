@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.figure import Figure
 
+from app.visuals.kinds.soft_lookup import PANEL_DATA, shown_cells
+
 from .figure import SEQUENTIAL, cell_labels, contrasting_colours, heatmap, new_figure
 
 SCORE_MAP = "cividis"  # scores are not weights: another colour-vision-safe map, ranged from the data
@@ -14,37 +16,31 @@ SCORE_MAP = "cividis"  # scores are not weights: another colour-vision-safe map,
 
 def draw_soft_lookup(result, layout) -> Figure:
     """result: a SoftLookupResult; layout: its plan_layout (app.visuals.kinds.soft_lookup)."""
-    from app.visuals.kinds.soft_lookup import PANEL_DATA, shown_cells
-
     width, height = layout.size
     points = layout.points
     figure = new_figure(width, height, layout=None)  # fixed positions: cells are sized to their numbers
     cells = shown_cells(result)
-    for placement in layout.placements:
-        data = np.asarray(getattr(result, PANEL_DATA[placement.name][0]))
-        if placement.name in ("scores", "scaled"):
+    tick_style = {"labelsize": points, "length": 2, "pad": 2}
+    for p in layout.placements:
+        columns = slice(p.start, p.stop)
+        data = np.asarray(getattr(result, PANEL_DATA[p.name][0]))
+        if p.name in ("scores", "scaled"):  # one range for all of a panel's axes
             low, high = float(data.min()), float(data.max())
             cmap, (vmin, vmax) = SCORE_MAP, ((low - 0.5, high + 0.5) if low == high else (low, high))
         else:
             cmap, vmin, vmax = SEQUENTIAL, 0.0, 1.0  # weights, values and outputs all lie in [0, 1]
-        columns = slice(placement.start, placement.stop)
-        left, bottom, w, h = placement.rect
+        data = data[:, columns]
+        left, bottom, w, h = p.rect
         ax = figure.add_axes((left / width, bottom / height, w / width, h / height))
-        tick_style = {"labelsize": points, "length": 2, "pad": 2}
-        image = heatmap(
-            ax, data[:, columns], row_labels=placement.row_labels, col_labels=placement.col_labels[columns],
-            vmin=vmin, vmax=vmax, cmap=cmap, annotate=False,
-            x_tick_params={**tick_style, "labelrotation": 90 if placement.rotate_columns else 0},
-            y_tick_params=tick_style,
-        )
-        ax.set_ylabel(placement.row_title, fontsize=points, labelpad=2)
-        ax.set_xlabel(placement.col_title, fontsize=points, labelpad=2)
-        ax.set_title(placement.title, loc="left", fontsize=points + 0.5, pad=3)
-        texts = [row[columns] for row in cells[placement.name]]
-        rows_index, cols_index = np.indices((len(texts), len(texts[0])))
-        cell_labels(ax, cols_index.ravel(), rows_index.ravel(), [t for row in texts for t in row],
-                    contrasting_colours(image.cmap, (data[:, columns].ravel() - vmin) / (vmax - vmin)),
-                    fontsize=points)
+        image = heatmap(ax, data, row_labels=p.row_labels, col_labels=p.col_labels[columns], vmin=vmin, vmax=vmax,
+                        cmap=cmap, annotate=False, y_tick_params=tick_style,
+                        x_tick_params={**tick_style, "labelrotation": 90 if p.rotate_columns else 0})
+        ax.set_ylabel(p.row_title, fontsize=points, labelpad=2)
+        ax.set_xlabel(p.col_title, fontsize=points, labelpad=2)
+        ax.set_title(p.title, loc="left", fontsize=points + 0.5, pad=3)
+        rows_index, cols_index = np.indices(data.shape)
+        cell_labels(ax, cols_index.ravel(), rows_index.ravel(), [t for row in cells[p.name] for t in row[columns]],
+                    contrasting_colours(image.cmap, (data.ravel() - vmin) / (vmax - vmin)), fontsize=points)
     if layout.note:
         figure.text(0.08 / width, 0.1 / height, layout.note, fontsize=points, ha="left", va="bottom")
     return figure

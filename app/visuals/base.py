@@ -6,6 +6,7 @@ alt text, the caption and the figure from that one result; its drawing sits in a
 
 from __future__ import annotations
 
+import gc
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar
 
@@ -92,11 +93,13 @@ ResultT = TypeVar("ResultT")
 
 @dataclass(frozen=True)
 class Computed(Generic[ResultT]):
-    """A kind's engine result for one set of params, with the words a page shows beside its figure."""
+    """A kind's engine result for one set of params, with the words a page shows beside its figure and
+    the figure's size in CSS pixels per layout ("wide", and "narrow" where the kind has one)."""
 
     result: ResultT
     alt: str
     caption: str | None
+    sizes: dict[str, tuple[int, int]]
 
 
 @dataclass(frozen=True)
@@ -167,19 +170,31 @@ class VisualKind(Generic[ResultT]):
         return self.Params.model_validate(values)
 
     def describe(self, params: VisualParams) -> Computed[ResultT]:
-        """Compute once, and the alt text and caption from that result."""
+        """Compute once, and the alt text, the caption and the image sizes from that result."""
         result = self.compute(params)
-        return Computed(result, self.alt(params, result), self.caption(params, result))
+        layouts = LAYOUTS if self.has_narrow_layout else ("wide",)
+        sizes = {layout: self.size(params, layout, result) for layout in layouts}
+        return Computed(result, self.alt(params, result), self.caption(params, result), sizes)
 
     def picture(self, params: VisualParams, computed: Computed[ResultT], scale: int = 1,
                 layout: str = "wide") -> bytes:
         """The image of an already computed result (matplotlib is imported only here)."""
-        from app.plots.figure import to_png, to_svg
+        from app.plots.figure import RENDER_LOCK, to_png, to_svg
 
-        figure = self.draw(params, computed.result, self.figure_inches(params, layout, computed.result))
-        if self.format == "svg":
-            return to_svg(figure)
-        return to_png(figure, dpi=DPI * scale)
+        with RENDER_LOCK:  # one figure at a time per process (see RENDER_LOCK)
+            # A figure is a web of reference cycles holding megabytes of pixels, which only the garbage
+            # collector frees, and its full collections come rarely: dozens of drawn figures piled up in
+            # a worker. So the collector waits while the figure is drawn, which keeps all its objects in
+            # the youngest generation, and one collection of that generation frees them right after.
+            gc.disable()
+            try:
+                figure = self.draw(params, computed.result, self.figure_inches(params, layout, computed.result))
+                image = to_svg(figure) if self.format == "svg" else to_png(figure, dpi=DPI * scale)
+                del figure
+            finally:
+                gc.collect(0)
+                gc.enable()
+            return image
 
     def render(self, params: VisualParams, scale: int = 1, layout: str = "wide") -> Rendered:
         """describe, then picture: the figure and its words from one computation."""
@@ -198,7 +213,7 @@ class VisualKind(Generic[ResultT]):
 
 # Character widths in ems of matplotlib's default font (DejaVu Sans), rounded up, for sizing a figure
 # before matplotlib is imported: any other ASCII character counts 0.64, any other character 1.
-_EM = {**dict.fromkeys("ijl'.,:;|!", 0.28), "-": 0.36, **dict.fromkeys("ft", 0.36), "r": 0.44, "m": 1.0, "w": 0.82,
+_EM = {**dict.fromkeys("ijl'.,:;|!", 0.28), "-": 0.36, "f": 0.36, "t": 0.4, "r": 0.44, "m": 1.0, "w": 0.82,
        **dict.fromkeys("MW", 1.0), **dict.fromkeys("−+=×", 0.84), "…": 1.0}
 
 
@@ -208,8 +223,8 @@ def estimated_width(texts, fontsize: float) -> float:
                 for text in texts), default=0.0)
 
 
-def line_height(fontsize: float) -> float:
-    """A line of text at `fontsize` points, in inches."""
+def line_height(fontsize: float = 10.0) -> float:
+    """A line of text at `fontsize` points, in inches (matplotlib's line spacing: 1.2 × the font size)."""
     return 1.2 * fontsize / 72
 
 

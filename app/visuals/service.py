@@ -14,6 +14,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from pydantic import ValidationError
 
@@ -24,10 +25,44 @@ from .base import LAYOUTS, SCALES, Computed, VisualKind, VisualParams
 MAX_QUERY_BYTES = 2048
 # The query parameters of an image URL that are not the kind's: the pixel density and the layout.
 SCALE_PARAM, LAYOUT_PARAM = "scale", "layout"
+T = TypeVar("T")
 
 
 class VisualInputError(ValueError):
     """Parameters a student or a URL supplied that cannot be used; the message says what to fix."""
+
+
+class RenderGateFull(RuntimeError):
+    """Every render slot of this process, or every slot one client may hold, is taken."""
+
+
+class RenderGate:
+    """At most `slots` visuals computed or drawn at once in a process, at most `per_client` of them for one
+    client; past that, RenderGateFull at once. A queue without a bound would hold every server thread, and
+    pages that need no drawing would wait behind it; this leaves threads free for them (docs/deploy.md).
+    Drawing itself is one at a time per process (RENDER_LOCK), so the slots are one drawing and a queue.
+    """
+
+    # Six of gunicorn's 8 threads per worker (docker/gunicorn.conf.py), leaving two for pages. Four for one
+    # client: a browser opening a page of several new figures (a /learn page on a cold server) asks for them
+    # over up to 6 connections, shared by the workers; one who floods still leaves two for everyone else.
+    def __init__(self, slots: int = 6, per_client: int = 4):
+        self.slots, self.per_client = slots, per_client
+        self._held: dict[str, int] = {}  # slots held, by client
+        self._lock = threading.Lock()
+
+    def run(self, client: str, work: Callable[[], T]) -> T:
+        with self._lock:
+            if sum(self._held.values()) >= self.slots or self._held.get(client, 0) >= self.per_client:
+                raise RenderGateFull(client)
+            self._held[client] = self._held.get(client, 0) + 1
+        try:
+            return work()
+        finally:
+            with self._lock:
+                self._held[client] -= 1
+                if not self._held[client]:
+                    del self._held[client]
 
 
 @dataclass(frozen=True)
@@ -49,11 +84,18 @@ class VisualCache:
     Work is done once however many requests ask at the same time: the first computes (or draws) and
     the others wait for its result. `before_compute` runs only when a visual is about to be computed
     (a rate limit); if it raises, nothing is computed. Drawing a computed visual's image is not
-    charged again: each visual has at most len(SCALES) · len(LAYOUTS) images.
+    charged again: each visual has at most len(SCALES) · len(LAYOUTS) images. Work asked for by a
+    `client` (an address) passes the render gate first, which may refuse it (RenderGateFull).
+
+    Two bounds, whichever comes first: `max_entries` visuals, and `max_image_bytes` of images in all
+    (a visual's four images are about 0.4 MB, so the entry count alone would not bound the memory).
     """
 
-    def __init__(self, max_entries: int = 256):
+    def __init__(self, max_entries: int = 256, max_image_bytes: int = 32 * 2**20, gate: RenderGate | None = None):
         self.max_entries = max_entries
+        self.gate = gate or RenderGate()
+        self.max_image_bytes = max_image_bytes
+        self.image_bytes = 0  # the images' bytes now held
         self._entries: OrderedDict[tuple[str, str], Entry] = OrderedDict()
         self._in_flight: dict[tuple, threading.Event] = {}
         self._lock = threading.Lock()
@@ -61,15 +103,15 @@ class VisualCache:
         self.drawn = 0  # how many images it drew
 
     def visual(self, kind: VisualKind, params: VisualParams,
-               before_compute: Callable[[], None] | None = None) -> Computed:
+               before_compute: Callable[[], None] | None = None, client: str | None = None) -> Computed:
         """The computed visual, from the cache or computed now."""
-        return self._entry(kind, params, before_compute).computed
+        return self._entry(kind, params, before_compute, client).computed
 
     def image(self, kind: VisualKind, params: VisualParams, scale: int = 1, layout: str = "wide",
-              before_compute: Callable[[], None] | None = None) -> Image:
+              before_compute: Callable[[], None] | None = None, client: str | None = None) -> Image:
         """The image at `scale` in `layout`, from the cache or drawn now (computing the visual first if needed)."""
         key = (kind.name, canonical(params))
-        entry = self._entry(kind, params, before_compute)
+        entry = self._entry(kind, params, before_compute, client)
         if not kind.has_narrow_layout:
             layout = "wide"
         variant = (scale, layout)
@@ -79,10 +121,18 @@ class VisualCache:
             self.drawn += 1
             return Image(data, kind.mimetype, hashlib.sha256(data).hexdigest()[:32])
 
-        return self._once((key, variant), lambda: entry.images.get(variant), draw,
-                          lambda image: entry.images.__setitem__(variant, image))
+        def keep(image: Image) -> None:
+            entry.images[variant] = image
+            if self._entries.get(key) is entry:  # else it was dropped meanwhile, and its images with it
+                self.image_bytes += len(image.data)
+                self._evict()
 
-    def _entry(self, kind: VisualKind, params: VisualParams, before_compute) -> Entry:
+        return self._once((key, variant), lambda: entry.images.get(variant), self._gated(client, draw), keep)
+
+    def _gated(self, client: str | None, work: Callable[[], T]) -> Callable[[], T]:
+        return work if client is None else lambda: self.gate.run(client, work)
+
+    def _entry(self, kind: VisualKind, params: VisualParams, before_compute, client: str | None = None) -> Entry:
         key = (kind.name, canonical(params))
 
         def compute() -> Entry:
@@ -94,10 +144,16 @@ class VisualCache:
 
         def keep(entry: Entry) -> None:
             self._entries[key] = entry
-            while len(self._entries) > self.max_entries:
-                self._entries.popitem(last=False)
+            self._evict()
 
-        return self._once(key, lambda: self._recent(key), compute, keep)
+        return self._once(key, lambda: self._recent(key), self._gated(client, compute), keep)
+
+    def _evict(self) -> None:
+        """Drop least recently used visuals until both bounds hold (under the lock). The newest stays."""
+        while len(self._entries) > 1 and (len(self._entries) > self.max_entries
+                                          or self.image_bytes > self.max_image_bytes):
+            _, dropped = self._entries.popitem(last=False)
+            self.image_bytes -= sum(len(image.data) for image in dropped.images.values())
 
     def _recent(self, key) -> Entry | None:
         entry = self._entries.get(key)

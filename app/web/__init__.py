@@ -66,7 +66,7 @@ def init_app(app: Flask) -> None:
     app.before_request(_refuse_nameless_form_fields)  # before CSRFProtect's own before_request
     csrf.init_app(app)
     limiter.init_app(app)
-    app.extensions["visual_cache"] = VisualCache(app.config["PLOT_CACHE_ENTRIES"])
+    app.extensions["visual_cache"] = VisualCache(app.config["PLOT_CACHE_ENTRIES"], app.config["PLOT_CACHE_MB"] * 2**20)
     app.register_blueprint(quiz.bp)
     app.register_blueprint(api.bp)
     app.register_blueprint(plots.bp)

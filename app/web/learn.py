@@ -23,6 +23,7 @@ PAGES: dict[str, tuple[str, list[tuple[str, str]]]] = {
         ("long-range", "long-range"),
         ("autoregressive", "autoregressive-pixels"),
         ("playground", "attention-playground"),
+        ("real-model", "model-heads"),
     ]),
     "position-encoding": ("Position encodings", [
         ("order", "order-blindness"),
@@ -61,7 +62,9 @@ def page(page: str):
     title, sections = PAGES[page]
     args = request.args.to_dict(flat=False)
     visuals = {anchor: visual_view(kind, {}, args) for anchor, kind in sections}
-    status = 400 if any(v is not None and v.error for v in visuals.values()) else 200
+    shown = [v for v in visuals.values() if v is not None]
+    status = max((v.status for v in shown), default=200)  # 400 for refused values, 429/503 when too busy
+    retry_after = max((v.retry_after for v in shown if v.retry_after), default=None)
     extra = {"vocabulary": toy_vocabulary()} if page == "attention" else {}
     return render_template(f"learn/{page}.html", title=title, visuals=visuals, pages=PAGES, page=page,
-                           **extra), status
+                           **extra), status, {"Retry-After": str(retry_after)} if retry_after else {}

@@ -1,8 +1,10 @@
-"""Rate limits (Flask-Limiter): answer submissions and plot renders per browser session, logins per
-address. Keyed by session rather than IP so a classroom behind one NAT address is not throttled.
+"""Rate limits (Flask-Limiter): keyed first on the client's address, which it cannot reset (through ProxyFix
+behind a proxy), with sizes that leave a classroom behind one NAT address unthrottled; then, tighter, on the
+browser session for sessions the server issued. Logins are limited per address.
 
 Plots are limited by what they cost: drawing a figure that no cache holds, or refusing bad parameters,
 counts against RATE_LIMIT_PLOTS; a figure served from a cache is as cheap as a static file and free.
+The counters live in the app's database by default (limit_store), so they hold across workers and servers.
 """
 
 from __future__ import annotations
@@ -13,27 +15,50 @@ import secrets
 import time
 
 from flask import current_app, request, session
-from flask_limiter import Limiter
+from flask_limiter import ApplicationLimit, Limiter
 from flask_limiter.util import get_remote_address
 from limits import parse_many
 
 from ..errors import AppError
+from . import limit_store  # noqa: F401 (registers the database:// storage scheme)
 
 log = logging.getLogger(__name__)
 
 
+def address_key() -> str:
+    """The client's address (the proxy's X-Forwarded-For when FLASK_PROXY_FIX is set): a client cannot reset it."""
+    return "addr:" + (get_remote_address() or "unknown")
+
+
 def client_key() -> str:
-    """A random id kept in the session cookie; falls back to the address for cookie-less clients."""
+    """A random id kept in the session cookie; the address for cookie-less clients.
+
+    A client can drop its cookie and get a new id, so every limit keyed on this one has a per-address
+    limit beside it.
+    """
     client = session.get("client")
     if client is None:
         if request.cookies:
             client = session["client"] = secrets.token_hex(8)
         else:
-            return "addr:" + (get_remote_address() or "unknown")
+            return address_key()
     return "client:" + client
 
 
-limiter = Limiter(key_func=client_key, default_limits=[])
+def render_client() -> str:
+    """Whom the render gate counts a new plot for: a student with an attempt (which the server issued, in the
+    signed session) on their own, so a classroom behind one NAT address is not one client; anyone else by
+    address, so no cookie, junk or fresh, earns another share of the server's drawing."""
+    attempts = session.get("attempts") or {}
+    if attempts:
+        return "attempt:" + min(attempts.values())
+    return address_key()
+
+
+# Every form and API post of one address, whatever its cookies say (the decorated limits are per session).
+limiter = Limiter(key_func=client_key, default_limits=[], application_limits=[
+    ApplicationLimit(lambda: current_app.config["RATE_LIMIT_SUBMIT_PER_ADDRESS"], key_function=address_key,
+                     scope="posts-per-address")])
 
 
 class TooManyRenders(AppError):
@@ -45,34 +70,49 @@ class TooManyRenders(AppError):
         self.retry_after = retry_after
 
 
+class RendersBusy(AppError):
+    """Every render slot of this server process is taken (VisualCache's gate): refused at once, not queued."""
+
+    status = 503
+    title = "Busy drawing plots"
+    retry_after = 2  # a render takes well under a second (docs/deploy.md), so a slot frees soon
+    MESSAGE = ("The server is drawing as many new plots as it can right now. Try again in a few seconds; "
+               "pages and plots already drawn still load.")
+
+    def __init__(self):
+        super().__init__(self.MESSAGE)
+
+
 def charge_plot_render() -> None:
-    """Count one new visual (or one refused plot request) for this session; TooManyRenders past the limit.
+    """Count one new visual (or one refused plot request) for this address and for this browser session
+    (the address, for cookie-less clients); TooManyRenders past either limit.
 
     Called only when a visual is about to be computed, so visuals already cached are never limited.
     """
     config = current_app.config
     if not config.get("RATELIMIT_ENABLED", True):
         return
-    limit_text = config["RATE_LIMIT_PLOTS"]
-    _check_plot_renders(limit_text, parse_many(limit_text))
+    # The address first: a refusal there writes nothing, however many sessions the client makes up.
+    _check_plot_renders(address_key(), config["RATE_LIMIT_PLOTS_PER_ADDRESS"], "This address (a school, a household)")
+    _check_plot_renders(client_key(), config["RATE_LIMIT_PLOTS"], "This browser")
 
 
-def _check_plot_renders(limit_text: str, items) -> None:
-    key = client_key()
+def _check_plot_renders(key: str, limit_text: str, who: str) -> None:
     try:
         strategy = limiter.limiter
-        for item in items:
-            allowed = strategy.hit(item, "plot-renders", key)
+        for item in parse_many(limit_text):
+            # test() first: past the limit, each refusal only reads the counter (no write to the database).
+            allowed = strategy.test(item, "plot-renders", key) and strategy.hit(item, "plot-renders", key)
             if not allowed:
                 reset_at = strategy.get_window_stats(item, "plot-renders", key).reset_time
                 retry_after = max(1, math.ceil(reset_at - time.time()))
                 raise TooManyRenders(
-                    f"This browser has asked for more new plots than the server draws for one visitor "
+                    f"{who} has asked for more new plots than the server draws "
                     f"({limit_text}). Wait {retry_after} seconds and try again; plots already drawn still load.",
                     retry_after)
     except TooManyRenders:
         raise
-    except Exception:  # the limit store (e.g. redis) is down: serve the plot rather than fail the page
+    except Exception:  # the limit store is down: serve the plot (the render gate still bounds the work)
         log.warning("the plot rate limit could not be checked; allowing this render", exc_info=True)
 
 

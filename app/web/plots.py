@@ -6,14 +6,27 @@ from __future__ import annotations
 
 from flask import Blueprint, current_app, jsonify, request
 
-from ..errors import BadInput, NotFound
+from ..errors import BadInput, NotFound, render_app_error
 from ..visuals import get_kind
-from ..visuals.service import MAX_QUERY_BYTES, VisualCache, VisualInputError, parse_query, parse_variant
-from .limits import charge_plot_render
+from ..visuals.service import (
+    MAX_QUERY_BYTES,
+    RenderGateFull,
+    VisualCache,
+    VisualInputError,
+    parse_query,
+    parse_variant,
+)
+from .limits import RendersBusy, charge_plot_render, render_client
 
 # Not limited as a whole (a cached figure costs no more than a static file): computing a new visual
-# and refused parameters count against RATE_LIMIT_PLOTS through charge_plot_render.
+# and refused parameters count against RATE_LIMIT_PLOTS through charge_plot_render, and new work waits
+# for a slot of the cache's render gate or is refused at once (503).
 bp = Blueprint("plots", __name__, url_prefix="/plots")
+
+
+@bp.errorhandler(RenderGateFull)
+def _busy(_error: RenderGateFull):
+    return render_app_error(RendersBusy())
 
 ONE_DAY = 86400
 
@@ -45,7 +58,7 @@ def describe(kind_name: str):
     from .visual_views import image_urls
 
     kind, params, _ = _kind_and_params(kind_name)
-    computed = visual_cache().visual(kind, params, before_compute=charge_plot_render)
+    computed = visual_cache().visual(kind, params, before_compute=charge_plot_render, client=render_client())
     return jsonify({
         "kind": kind.name,
         **image_urls(kind, params, computed).as_dict(),
@@ -61,7 +74,8 @@ def image(kind_name: str, ext: str):
     if ext != kind.format:
         charge_plot_render()
         raise NotFound(f"The visual {kind.name!r} is served as .{kind.format}, not .{ext[:10]}.")
-    picture = visual_cache().image(kind, params, scale, layout, before_compute=charge_plot_render)
+    picture = visual_cache().image(kind, params, scale, layout, before_compute=charge_plot_render,
+                                   client=render_client())
     response = current_app.response_class(picture.data, mimetype=picture.mimetype)
     response.set_etag(picture.etag)
     response.cache_control.public = True

@@ -92,7 +92,9 @@ def answer(bank_id: str, question_id: str):
         visual = visual_view(item.visual.kind, item.visual.params, request.args.to_dict(flat=False), item.learn,
                              answer=answered[item.id])
     page = render_template("quiz/answer.html", **_context(bank, item, answered), grade=result, visual=visual)
-    return page, visual.status if visual is not None else 200
+    if visual is None:
+        return page
+    return page, visual.status, {"Retry-After": str(visual.retry_after)} if visual.retry_after else {}
 
 
 @bp.get("/quiz/<bank_id>/summary")

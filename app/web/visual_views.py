@@ -6,13 +6,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from urllib.parse import urlencode
 
 from flask import url_for
 from pydantic import ValidationError
 
 from ..visuals import Computed, VisualKind, VisualParams, get_kind
-from ..visuals.service import VisualInputError, parse_query, query_values
-from .limits import TooManyRenders, charge_plot_render
+from ..visuals.service import (
+    RenderGateFull,
+    VisualInputError,
+    parse_query,
+    query_values,
+)
+from .limits import RendersBusy, TooManyRenders, charge_plot_render, render_client
 from .plots import visual_cache
 
 
@@ -50,7 +56,8 @@ class VisualView:
     json_url: str
     error: str | None
     learn: str
-    status: int = 200  # 400 when the student's values could not be used, 429 when they asked for too many plots
+    status: int = 200  # 400: the student's values could not be used; 429: too many plots; 503: too busy drawing
+    retry_after: int | None = None  # with 429 and 503: the seconds after which asking again may work
 
     @property
     def values(self) -> dict[str, str]:
@@ -58,22 +65,24 @@ class VisualView:
 
 
 def image_urls(kind: VisualKind, params: VisualParams, computed: Computed) -> Images:
+    # One url_for for the path, then the query string: building a dozen URLs per page through the router
+    # was half of an answer page's time. urlencode escapes the comma, which separates a srcset's candidates.
+    path = url_for("plots.image", kind_name=kind.name, ext=kind.format)
     values = query_values(params)
 
     def url(**variant) -> str:
-        # A comma separates the candidates of a srcset, so none stands in a URL (choice=a,b).
-        return url_for("plots.image", kind_name=kind.name, ext=kind.format, **values, **variant).replace(",", "%2C")
+        query = urlencode({**values, **variant})
+        return f"{path}?{query}" if query else path
 
     def srcset(**layout) -> str:
         if kind.format == "svg":
             return f"{url(**layout)} 1x"  # an SVG is sharp at any scale
         return f"{url(**layout)} 1x, {url(scale=2, **layout)} 2x"
 
-    width, height = kind.size(params, "wide", computed.result)
     narrow = None
-    if kind.has_narrow_layout:
-        narrow = Source(srcset(layout="narrow"), *kind.size(params, "narrow", computed.result))
-    return Images(url(), srcset(), width, height, narrow)
+    if "narrow" in computed.sizes:
+        narrow = Source(srcset(layout="narrow"), *computed.sizes["narrow"])
+    return Images(url(), srcset(), *computed.sizes["wide"], narrow)
 
 
 def answer_text(answer) -> str:
@@ -101,7 +110,7 @@ def visual_view(kind_name: str, base: Mapping | None, args: Mapping[str, list[st
             base_params = kind.parse({**base_params.model_dump(), kind.choice_param: answer_text(answer)})
         except ValidationError:
             pass
-    params, error, status = base_params, None, 200
+    params, error, status, retry_after = base_params, None, 200, None
     if args.get("v") == [kind.name]:
         try:
             params = parse_query(kind, args, base_params.model_dump(), only_controls=True)
@@ -110,11 +119,14 @@ def visual_view(kind_name: str, base: Mapping | None, args: Mapping[str, list[st
     cache = visual_cache()
     computed = None
     if params is not base_params:
-        # The student's own values are charged; past the limit the page shows the question's figure.
+        # The student's own values are charged; past the limit, or with every render slot taken, the page
+        # shows the question's figure.
         try:
-            computed = cache.visual(kind, params, before_compute=charge_plot_render)
-        except TooManyRenders as problem:
-            params, error, status = base_params, f"{problem.message} The plot shows the question's own values instead.", 429
+            computed = cache.visual(kind, params, before_compute=charge_plot_render, client=render_client())
+        except (TooManyRenders, RenderGateFull) as problem:
+            refusal = problem if isinstance(problem, TooManyRenders) else RendersBusy()
+            params, status, retry_after = base_params, refusal.status, refusal.retry_after
+            error = f"{refusal.message} The plot shows the question's own values instead."
     if computed is None:
         computed = cache.visual(kind, params)  # the page's own figure: the same for everyone
     return VisualView(
@@ -126,4 +138,5 @@ def visual_view(kind_name: str, base: Mapping | None, args: Mapping[str, list[st
         error=error,
         learn=learn or kind.learn,
         status=status,
+        retry_after=retry_after,
     )

@@ -240,10 +240,10 @@ def test_edge_pixels_and_blocks():
 
 
 def panels(figure, result):
-    """The figure's axes by role: two overlays, two masks, then the step panels."""
-    causal_overlay, local_overlay, causal_mask, local_mask, *steps = figure.axes
-    assert len(steps) == len(result.steps)
-    return causal_overlay, local_overlay, causal_mask, local_mask, steps
+    """The figure's axes by role: two overlays, two masks, then the step panels' (image, title) in one axes."""
+    causal_overlay, local_overlay, causal_mask, local_mask, steps = figure.axes
+    assert len(steps.images) == len(steps.texts) == len(result.steps)
+    return causal_overlay, local_overlay, causal_mask, local_mask, list(zip(steps.images, steps.texts))
 
 
 def naive_overlay(mask_row, index: int, height: int, width: int) -> np.ndarray:
@@ -284,13 +284,13 @@ def check_figure(values: dict, layout: str = "wide"):
     # Each step panel: pixel k being predicted, the ones before it known, the selected mask's row k-1 read.
     selected = causal if result.mask_name == "causal" else local
     shown = sorted({0, 1, min(i + 1, n - 1), n - 1})
-    for ax, k in zip(steps, shown, strict=True):
-        state = ax.images[0].get_array()
+    for (image, title), k in zip(steps, shown, strict=True):
+        state = image.get_array()
         read = set(keys_of(selected[k - 1])) if k else set()
         for j in range(n):
             r, c = divmod(j, width)
             assert state[r, c] == (4 if j == k else 2 if j in read else 1 if j < k else 0)
-        title = ax.get_title().split("\n")
+        title = title.get_text().split("\n")
         assert title[0] == f"predict #{k}"
         if k == 0:
             assert title[1] == "nothing known yet"
@@ -350,7 +350,7 @@ def test_the_noise_answer_is_marked_wrong_and_answered():
         figure, _ = check_figure({"choice": "noise-to-image"}, layout)
         banner = figure_texts(figure)[0].replace("\n", " ")
         assert banner.startswith("Your answer: noise → image ✗") and "no noise input" in banner
-        step0 = figure.axes[4].get_title()
+        step0 = figure.axes[4].texts[0].get_text()
         assert step0 == "predict #0\nnothing known yet\n(no noise input)"
     alt, caption = words(KIND, {"choice": "noise-to-image"})
     for text in (alt, caption):
@@ -391,13 +391,15 @@ def test_texts_stay_inside_the_figure_and_apart(values, layout):
         renderer = figure.canvas.get_renderer()
         page = figure.bbox
         boxes = [text.get_window_extent(renderer) for text in figure.texts]
-        boxes += [ax.title.get_window_extent(renderer) for ax in figure.axes]
+        boxes += [ax.title.get_window_extent(renderer) for ax in figure.axes[:4]]
+        boxes += [text.get_window_extent(renderer) for text in figure.axes[4].texts]  # the steps' titles
         boxes += [legend.get_window_extent(renderer) for legend in figure.legends]
         for box in boxes:  # at least 2 px (at 100 dpi) inside the edges
             margin = 2 * scale
             assert (page.x0 + margin <= box.x0 and box.x1 <= page.x1 - margin and page.y0 <= box.y0
                     and box.y1 <= page.y1), (box, page)
-    frames = [ax.get_window_extent(renderer) for ax in figure.axes]
+    frames = [ax.get_window_extent(renderer) for ax in figure.axes[:4]]
+    frames += [image.get_window_extent(renderer) for image in figure.axes[4].images]  # the step panels
     for index, box in enumerate(boxes):
         for other in boxes[index + 1:] + frames:
             if other is not box:
@@ -413,6 +415,7 @@ def test_text_in_the_phone_image_is_at_least_8_pt():
     for ax in figure.axes:
         sizes += [ax.title.get_fontsize(), ax.xaxis.label.get_fontsize(), ax.yaxis.label.get_fontsize()]
         sizes += [label.get_fontsize() for label in ax.get_xticklabels() + ax.get_yticklabels()]
+        sizes += [text.get_fontsize() for text in ax.texts]
     sizes += [text.get_fontsize() for text in figure.legends[0].get_texts()]
     assert min(sizes) >= 8
 

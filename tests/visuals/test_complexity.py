@@ -105,7 +105,7 @@ def test_curves_are_the_exact_count_and_the_scaled_option_formulas(values):
     sweep = result.sweep
     # The sweep runs over the variable's whole range, through the student's own value.
     assert (sweep[0], sweep[-1]) == BOUNDS[variable]
-    assert np.all(np.diff(sweep) > 0) and own in sweep and result.own == own
+    assert np.all(np.diff(sweep) > 0) and own in sweep and result.sizes[variable] == own
     exact = [attention_flops(*at(values, variable, x)) for x in sweep]
     np.testing.assert_array_equal(result.exact, np.array(exact, dtype=float))
     assert [curve.option.id for curve in result.curves] == list(FORMULAS)  # the bank's order
@@ -144,21 +144,21 @@ def test_every_claim_of_the_alt_text_and_caption_holds(values):
 
     # How much each curve grows over the sweep, and which follow the count.
     exact_growth = Fraction(attention_flops(*at(values, variable, high)), attention_flops(*at(values, variable, low)))
-    assert f"the exact count grows {complexity.factor_text(exact_growth)}; scaled to it at {variable} = 1" in alt
+    assert f"the exact count grows {'×' + complexity.number_text(exact_growth)}; scaled to it at {variable} = 1" in alt
     followers, others = [], []
     for option, (text, formula) in FORMULAS.items():
         growth = Fraction(formula(*at(values, variable, high)), formula(*at(values, variable, low)))
         same = follows_everywhere(option, values, variable)
         assert (growth == exact_growth) == same
-        assert f"{text} {complexity.factor_text(growth)}{' (the same)' if same else ''}" in alt
+        assert f"{text} ×{complexity.number_text(growth)}{' (the same)' if same else ''}" in alt
         (followers if same else others).append(text)
     if variable == "N":  # every option is linear in N
         assert others == []
         assert "all four curves lie on it: varying N cannot tell them apart; vary M, d or l." in alt
     else:
         assert others, f"sweeping {variable} separates some option"
-        assert f"On the exact count in this sweep: {complexity._joined(followers)}; " in alt
-        assert f"parting from it: {complexity._joined(others)}." in alt
+        assert f"On the exact count in this sweep: {complexity.joined(followers)}; " in alt
+        assert f"parting from it: {complexity.joined(others)}." in alt
     assert followers[0] == "O(NM(d+l))"  # the correct option follows in every sweep
 
     # Slopes on the log-log axes, checked numerically against the engine and the formulas.
@@ -240,7 +240,7 @@ def test_the_choice_sentence_says_what_the_chosen_option_gets_wrong(values):
         assert "O(NM²dl) grows with M², but doubling M only doubles Q Kᵀ and weights·V" in alt
     # Where the option parts from the count: in this sweep, or in the sweeps the sentence names.
     parting = [v for v in BOUNDS if not follows_everywhere(choice, values, v)]
-    joined = complexity._joined(parting, "or")
+    joined = complexity.joined(parting, "or")
     if follows_everywhere(choice, values, variable):
         assert f"In this sweep of {variable} it lies on the exact count; vary {joined} to see it part from it." in alt
     else:
@@ -254,7 +254,7 @@ def test_the_choice_sentence_says_what_the_chosen_option_gets_wrong(values):
 
 def test_the_default_sweep_of_m_separates_the_m_squared_options():
     _, result, alt, _ = compute({})
-    assert result.vary == "M" and (result.n, result.m, result.d, result.l) == (512, 512, 64, 64)
+    assert result.vary == "M" and result.sizes == {"N": 512, "M": 512, "d": 64, "l": 64}
     assert ("From M = 1 to M = 2048, with N = 512, d = 64, l = 64, the exact count grows ×2,048; scaled to it "
             "at M = 1, O(NM(d+l)) ×2,048 (the same), O(NM²dl) ×4,194,304, O(NM²d²l) ×4,194,304, "
             "O(NMd²l) ×2,048 (the same).") in alt

@@ -16,7 +16,7 @@ from matplotlib.patches import Rectangle
 from pydantic import ValidationError
 
 from app.engine import MultiHeadAttention
-from app.plots.head_split import CHOSEN_FILL, MIN_FONT, plain
+from app.plots.head_split import CHOSEN_FILL, MIN_FONT
 from app.visuals import get_kind
 from app.visuals.base import NARROW_WIDTH, WIDTH
 from app.visuals.kinds.head_split import NO_CHOICE, OPTION_WIDTHS, drawn_heads
@@ -46,6 +46,11 @@ def texts_of(figure) -> list[str]:
     return seen
 
 
+def plain(markup: str) -> str:
+    """The figure's markup as one line of plain text: "W_{Q}^{0}" -> "W_Q^0"."""
+    return re.sub(r"([_^])\{([^}]*)\}", r"\1\2", markup).replace("\n", "")
+
+
 def engine_numbers(d_model: int, num_heads: int):
     model = MultiHeadAttention.init(d_model, num_heads, dtype=np.float32)
     trace = model.forward_detailed(np.ones((4, d_model), dtype=np.float32))
@@ -64,9 +69,9 @@ def test_every_claim_in_the_alt_text_and_caption_matches_the_engine(values):
 
     assert result.head_dim == d_k == model.head_dim
     assert result.heads_read_every_feature
-    assert result.head_projection_shape == (d_model, d_k)
-    assert result.concatenated_shape == trace.concatenated.shape
-    assert result.output_projection_shape == model.w_o.shape == (d_model, d_model)
+    assert result.shapes['W_Q^i'] == (d_model, d_k)
+    assert result.shapes['concat'] == trace.concatenated.shape
+    assert result.shapes['W_O'] == model.w_o.shape == (d_model, d_model)
     assert result.projection_weights == model.w_q.size + model.w_k.size + model.w_v.size == 3 * d_model * d_model
 
     assert f"d_model = {d_model} and {h} head{'' if h == 1 else 's'} of d_k = {d_k}." in alt
@@ -101,7 +106,8 @@ def test_every_claim_in_the_alt_text_and_caption_matches_the_engine(values):
         claim = f"d_k = {w}" + (f" = {d_model} / {h}" if w == d_k else "") + f": concat N × {h * w}"
         assert claim in alt
         assert f"W_O {h * w} × {d_model}, {4 * d_model * h * w:,} weights" in alt
-    assert result.correct_row.weights == model.w_qkv.size + model.w_o.size  # the engine's own layer
+    correct_row = next(row for row in result.rows if row.head_dim == d_k)
+    assert correct_row.weights == model.w_qkv.size + model.w_o.size  # the engine's own layer
 
     choice = None if params.choice == NO_CHOICE else int(params.choice)
     if choice is None:
@@ -133,7 +139,7 @@ def test_the_figure_draws_each_heads_projections_never_a_split_of_x_and_marks_th
         assert not any(re.search(r"\bsplit\b", text, re.IGNORECASE) for text in flat)
         assert any(f"every head reads all {params.d_model} features" in text for text in flat) or (
             params.num_heads == 1)
-        assert any(f"{result.head_projection_shape[0]} × {result.head_projection_shape[1]} each" in text
+        assert any(f"{result.shapes['W_Q^i'][0]} × {result.shapes['W_Q^i'][1]} each" in text
                    for text in flat)
         chosen_marks = [text for text in flat if text.startswith("◀")]
         highlighted = [patch for patch in figure.findobj(Rectangle)

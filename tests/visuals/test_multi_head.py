@@ -34,14 +34,18 @@ WORDS = sorted(LEXICON)
 UNKNOWN = ["blorp", "zqx", "internationalization"]
 
 
+def relation_result(sentence: str, num_heads: int, d_model: int):
+    return KIND.compute(KIND.parse({"sentence": sentence, "num_heads": num_heads, "d_model": d_model}))
+
+
 def weight_text(value: float) -> str:
     return f"{value:.2f}"
 
 
 @st.composite
 def params(draw):
-    num_heads = draw(st.integers(multi_head.RELATION_HEADS_MIN, multi_head.RELATION_HEADS_MAX))
-    widths = [d for d in range(multi_head.RELATION_D_MODEL_MIN, multi_head.RELATION_D_MODEL_MAX + 1)
+    num_heads = draw(st.integers(multi_head.NUM_HEADS_MIN, multi_head.NUM_HEADS_MAX))
+    widths = [d for d in range(multi_head.D_MODEL_MIN, multi_head.D_MODEL_MAX + 1)
               if d % num_heads == 0]
     d_model = draw(st.sampled_from(widths))
     # Mostly sentences with a verb between nouns, often with extra words, unknown words and repeats.
@@ -80,8 +84,8 @@ def test_every_claim_of_alt_and_caption_matches_the_engine(values):
     verb = first_verb(tokens)
     query = 0 if verb is None else verb
     one_row, head_rows = one.weights[0, query], heads.weights[:2, query]
-    np.testing.assert_allclose(result.one_weights, one_row, atol=1e-12)
-    np.testing.assert_allclose(result.head_weights, head_rows, atol=1e-12)
+    np.testing.assert_allclose(result.weights, [one_row, *head_rows], atol=1e-12)
+    np.testing.assert_allclose(result.scores, [one.scores[0, query], *heads.scores[:2, query]], atol=1e-12)
     for text in (alt, caption):
         assert not re.search(r"(?<![\w.])-0(\.0+)?(?![\d.])", text), text
         assert "nan" not in text.lower()
@@ -178,7 +182,7 @@ X = 0.9  # "sharp": at least this much weight on a word
 @pytest.mark.parametrize("sentence", ["the dog chased the cat", "she saw him", "the king read a book",
                                       "a small bird ate the food"])
 def test_one_head_cannot_put_x_on_both_words_but_two_heads_do(sentence):
-    result = multi_head.relation_result(sentence, num_heads=2, d_model=32, temperature=1.0)
+    result = relation_result(sentence, 2, 32)
     shares = result.shares
     assert min(shares[1, 0], shares[2, 1]) >= X  # head 1 on the subject, head 2 on the object
     assert max(shares[0]) < X and min(shares[0]) < 0.5  # the one head splits
@@ -208,12 +212,13 @@ def test_no_single_head_of_full_width_does_better_than_an_even_split():
 
 
 def test_the_one_heads_output_cannot_tell_who_did_what():
-    a = multi_head.relation_result("the dog chased the cat", 2, 32, 1.0)
+    a = relation_result("the dog chased the cat", 2, 32)
     assert a.swap is not None and a.swap.one_change < 1e-12 and a.swap.heads_change > 1.0
     # Too narrow to carry the word that tells them apart: both are blind, and the words say why.
-    narrow = multi_head.relation_result("the dog chased the cat", 8, 8, 1.0)
+    narrow = relation_result("the dog chased the cat", 8, 8)
     assert narrow.swap.heads_change < multi_head.ZERO and narrow.swap.same_values
-    assert "Neither can change" in multi_head.relation_alt(narrow)
+    params = KIND.parse({"sentence": "the dog chased the cat", "num_heads": 8, "d_model": 8})
+    assert "Neither can change" in KIND.alt(params, narrow)
 
 
 def test_degenerate_sentences_have_their_own_words():
@@ -305,6 +310,6 @@ def test_playground_still_renders_with_and_without_the_causal_mask(causal):
 
 
 def test_strength_is_what_the_caption_says():
-    result = multi_head.relation_result("the dog chased the cat", 2, 32, 1.0)
-    np.testing.assert_allclose(result.head_scores[0], [ROLE_STRENGTH, 2 * ROLE_STRENGTH, 0, -ROLE_STRENGTH, 0])
-    np.testing.assert_allclose(result.one_scores, [0, ROLE_STRENGTH, 0, 0, ROLE_STRENGTH])
+    result = relation_result("the dog chased the cat", 2, 32)
+    np.testing.assert_allclose(result.scores[1], [ROLE_STRENGTH, 2 * ROLE_STRENGTH, 0, -ROLE_STRENGTH, 0])
+    np.testing.assert_allclose(result.scores[0], [0, ROLE_STRENGTH, 0, 0, ROLE_STRENGTH])

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import re
+from itertools import combinations
 
 import numpy as np
 import pytest
@@ -16,11 +17,13 @@ from pydantic import ValidationError
 from app import engine
 from app.visuals import check_visual, get_kind
 from app.visuals.base import NARROW_WIDTH
-from app.visuals.kinds.position_encoding import CHOICES, FINE_SAMPLES, OPTIONS
+from app.visuals.kinds.position_encoding import FINE_SAMPLES, OPTIONS
 
 from .helpers import computed
 
 KIND = "position-encoding"
+# Every subset of Q7's options, in the options' order, joined by "," as the answer page passes them.
+CHOICES = tuple(",".join(subset) for size in range(len(OPTIONS) + 1) for subset in combinations(OPTIONS, size))
 
 
 def naive_encoding(length: int, d_model: int) -> np.ndarray:
@@ -288,12 +291,12 @@ def test_choice_takes_the_answer_pages_ids_in_any_order_and_refuses_others():
     kind = get_kind(KIND)
     assert kind.choice_param == "choice" and "choice" not in {control.name for control in kind.controls}
     assert kind.parse({"choice": "any-length,unique"}).choice == "unique,any-length"
-    assert kind.parse({"choice": ["relative", "unique", "relative"]}).choice == "unique,relative"
+    assert kind.parse({"choice": "relative, unique,relative"}).choice == "unique,relative"
     assert kind.parse({}).choice == ""
-    for bogus in ("unique,noise", "position", "unique;relative"):
+    for bogus, unknown in (("unique,noise", "noise"), ("position", "position"), ("unique;relative", "unique;relative")):
         problems = check_visual(KIND, {"choice": bogus})
         assert len(problems) == 1 and problems[0][0] == ("params", "choice")
-        assert "choice must be one of" in problems[0][1]
+        assert f"choice must name options among unique, relative, any-length; got {unknown}" in problems[0][1]
 
 
 def test_params_cross_checks():

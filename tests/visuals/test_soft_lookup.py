@@ -72,7 +72,7 @@ def test_the_caption_score_rule_gives_every_lexicon_pair_the_figures_score():
             keys = WORDS[key_start:key_start + sl.MAX_KEYS]
             if len(keys) < sl.MIN_KEYS:
                 keys = keys + WORDS[:1]
-            result = sl.soft_lookup_result(sl.SoftLookupParams(queries=" ".join(queries), keys=" ".join(keys)))
+            result = KIND.compute(sl.SoftLookupParams(queries=" ".join(queries), keys=" ".join(keys)))
             for (i, a), (j, b) in itertools.product(enumerate(queries), enumerate(keys)):
                 assert result.scores[i, j] == rule_score(a, b), (a, b)
                 pairs += 1
@@ -80,7 +80,7 @@ def test_the_caption_score_rule_gives_every_lexicon_pair_the_figures_score():
 
 
 def test_the_old_shared_features_wording_is_gone_and_would_be_wrong():
-    result = sl.soft_lookup_result(sl.SoftLookupParams())
+    result = KIND.compute(sl.SoftLookupParams())
     caption = KIND.caption(sl.SoftLookupParams(), result)
     assert "features the two words share" not in caption and "number of features" not in caption
     # kitten and dog share three features but score 2: the old rule would not let a student recompute it.
@@ -97,7 +97,7 @@ def test_the_old_shared_features_wording_is_gone_and_would_be_wrong():
 @SWEEP
 @given(params())
 def test_every_number_is_the_engines_and_every_claim_holds(p):
-    result = sl.soft_lookup_result(p)
+    result = KIND.compute(p)
     q_tokens, k_tokens = list(result.query_tokens), list(result.key_tokens)
     x, y = embed(q_tokens, FEATURE_COUNT), embed(k_tokens, FEATURE_COUNT)
     values = y[:, [FEATURE_INDEX[f] for f in sl.VALUE_FEATURES]]
@@ -174,7 +174,7 @@ def test_every_number_is_the_engines_and_every_claim_holds(p):
 @SWEEP
 @given(params())
 def test_recomputing_by_hand_from_the_shown_numbers_gives_the_shown_weights_and_outputs(p):
-    result = sl.soft_lookup_result(p)
+    result = KIND.compute(p)
     cells = {name: np.array([[number(t) for t in row] for row in panel]) for name, panel in sl.shown_cells(result).items()}
     half = 0.005  # every shown number is rounded to 2 decimals
     # score ÷ T, from the shown scores: the division magnifies their rounding by 1/T.
@@ -196,7 +196,7 @@ def test_recomputing_by_hand_from_the_shown_numbers_gives_the_shown_weights_and_
 
 
 def test_all_lexicon_values_are_exact_so_lexicon_outputs_recompute_to_the_rounding():
-    result = sl.soft_lookup_result(sl.SoftLookupParams(queries="kitten truck", keys="cat dog car tree sky"))
+    result = KIND.compute(sl.SoftLookupParams(queries="kitten truck", keys="cat dog car tree sky"))
     cells = sl.shown_cells(result)
     assert cells["values"] == [["1", "0", "0", "0", "0"], ["1", "0", "0", "0", "0"], ["0", "0", "1", "0", "0"],
                                ["0", "0", "0", "0", "1"], ["0", "0", "0", "0", "1"]]
@@ -220,7 +220,7 @@ def test_a_near_tie_is_named_with_the_digits_that_separate_it():
     a, b = next((i, j) for i, j in itertools.combinations(range(len(candidates)), 2)
                 if shown[i] == shown[j] and scores[0, i] != scores[0, j])
     p = sl.SoftLookupParams(queries="zorblax", keys=f"{candidates[a]} {candidates[b]}")
-    result = sl.soft_lookup_result(p)
+    result = KIND.compute(p)
     high, low = (0, 1) if result.scores[0, 0] > result.scores[0, 1] else (1, 0)
     high_text, low_text = sl.distinguishing(result.scores[0, high], result.scores[0, low])
     assert high_text != low_text and float(high_text) > float(low_text)
@@ -233,7 +233,7 @@ def test_a_near_tie_is_named_with_the_digits_that_separate_it():
 
 def test_repeated_keys_tie_exactly_and_the_first_wins():
     p = sl.SoftLookupParams(queries="zorblax kitten", keys="dog flumph flumph cat cat")
-    result = sl.soft_lookup_result(p)
+    result = KIND.compute(p)
     alt = KIND.alt(p, result)
     assert result.scores[0, 1] == result.scores[0, 2] and result.hard_weights[0, 1] == 1
     assert "hard lookup picks the first of them, 'flumph'" in alt
@@ -296,7 +296,7 @@ def check_plan(result, width):
 @settings(max_examples=25, deadline=None)
 @given(params())
 def test_every_layout_fits_its_numbers_in_their_cells(p):
-    result = sl.soft_lookup_result(p)
+    result = KIND.compute(p)
     wide, narrow = check_plan(result, WIDTH), check_plan(result, NARROW_WIDTH)
     # A phone shows the narrow image at about its own size (340 px on a 375 px screen): 8 pt = 11 px.
     assert narrow.points * 100 / 72 >= 10 and wide.points >= narrow.points
@@ -333,7 +333,7 @@ def test_the_figure_shows_the_shown_numbers_and_has_the_planned_size(values, lay
 
 
 def test_the_query_key_axes_say_rows_are_queries_and_columns_are_keys():
-    result = sl.soft_lookup_result(sl.SoftLookupParams())
+    result = KIND.compute(sl.SoftLookupParams())
     for p in sl.plan_layout(result, WIDTH).placements:
         if p.name in ("scores", "scaled", "soft", "hard"):
             assert (p.row_title, p.col_title) == ("query", "key")

@@ -5,6 +5,8 @@ from . import (  # noqa: F401
     autoregressive_pixels,
     complexity,
     head_split,
+    model_heads,
+    model_overview,
     long_range,
     multi_head,
     order_blindness,

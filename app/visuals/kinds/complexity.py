@@ -1,12 +1,6 @@
-"""The "complexity" visual (Q9): softmax(Q Kᵀ) V costs N·M·(d + l) multiply-adds.
-
-One of N, M, d and l is swept over its whole range, the others held at the student's values, and the
-exact count (engine.attention_flops) is drawn against the four options' formulas on log-log axes. Each
-option is scaled to equal the exact count at the sweep's first point (1), so shapes are compared, not
-constant factors: only O(NM(d+l)) follows the count in every sweep.
-
-There is no timing: the counts are exact for every value, where wall times on a shared two-core server
-are dominated by fixed overheads at small sizes and change from run to run.
+"""The "complexity" visual (Q9): the exact multiply-add count of softmax(Q Kᵀ) V, N·M·(d + l), against the four
+options' formulas while one of N, M, d, l is swept, each formula scaled to the count at the sweep's first point.
+Counts, not timings: wall times on a shared two-core server are mostly fixed overhead at small sizes.
 """
 
 from __future__ import annotations
@@ -24,12 +18,10 @@ from app.engine import attention_flops
 from .. import register
 from ..base import NARROW_WIDTH, WIDTH, Control, VisualKind, VisualParams
 
-# The swept variable's range: from 1 to the control's bound.
+# The swept variable's range, from 1 to the control's bound, in the order of Q (N × d), K (M × d) and V (M × l).
 LARGEST = {"N": 2048, "M": 2048, "d": 256, "l": 256}
-VARIABLES = tuple(LARGEST)  # the order of the question's Q (N × d), K (M × d), V (M × l)
+NAMES = {"N": "N (queries)", "M": "M (keys)", "d": "d (query/key width)", "l": "l (value width)"}
 SWEEP_POINTS = 49  # log-spaced points of a sweep, before the student's own value is added
-
-VARIABLE_NAMES = {"N": "N (queries)", "M": "M (keys)", "d": "d (query/key width)", "l": "l (value width)"}
 
 
 @dataclass(frozen=True)
@@ -38,18 +30,24 @@ class Option:
     text: str  # as the question writes it
     cost: Callable[[int, int, int, int], int]  # the formula with constant 1, of (N, M, d, l)
     exponents: dict[str, int]  # its power of each variable; d + l counts as neither d nor l
+    wrong: str = ""  # what it gets wrong, at the student's {point}, with {doubling_m} and {doubling_d}
 
 
 # Q9's options, in the bank's order (quizzes/attention-transformers.yaml, attention-complexity).
 OPTIONS = (
     Option("nm-d-plus-l", "O(NM(d+l))", lambda n, m, d, l: n * m * (d + l), {"N": 1, "M": 1}),
-    Option("nm2-dl", "O(NM²dl)", lambda n, m, d, l: n * m * m * d * l, {"N": 1, "M": 2, "d": 1, "l": 1}),
-    Option("nm2-d2l", "O(NM²d²l)", lambda n, m, d, l: n * m * m * d * d * l, {"N": 1, "M": 2, "d": 2, "l": 1}),
-    Option("nmd2l", "O(NMd²l)", lambda n, m, d, l: n * m * d * d * l, {"N": 1, "M": 1, "d": 2, "l": 1}),
+    Option("nm2-dl", "O(NM²dl)", lambda n, m, d, l: n * m * m * d * l, {"N": 1, "M": 2, "d": 1, "l": 1},
+           "O(NM²dl) grows with M², but doubling M only doubles Q Kᵀ and weights·V, each linear in M: at {point}, "
+           "{doubling_m}, not ×4. It also multiplies d by l, but the two products run one after the other, so their "
+           "costs add (d + l)."),
+    Option("nm2-d2l", "O(NM²d²l)", lambda n, m, d, l: n * m * m * d * d * l, {"N": 1, "M": 2, "d": 2, "l": 1},
+           "O(NM²d²l) squares M and d, but each of the two products is linear in N, M and its inner width: at "
+           "{point}, {doubling_m}, not ×4, and {doubling_d}, not 4; the costs of Q Kᵀ and weights·V add (d + l)."),
+    Option("nmd2l", "O(NMd²l)", lambda n, m, d, l: n * m * d * d * l, {"N": 1, "M": 1, "d": 2, "l": 1},
+           "O(NMd²l) has N and M right, but squares d and multiplies it by l: Q Kᵀ costs N·M·d and weights·V "
+           "N·M·l, one after the other, so they add (d + l): at {point}, {doubling_d}, not 4."),
 )
-OPTION_BY_ID = {option.id: option for option in OPTIONS}
 CORRECT = "nm-d-plus-l"
-NO_CHOICE = ""
 
 
 class ComplexityParams(VisualParams):
@@ -58,20 +56,7 @@ class ComplexityParams(VisualParams):
     d: int = Field(default=64, ge=1, le=LARGEST["d"])
     l: int = Field(default=64, ge=1, le=LARGEST["l"])  # noqa: E741 - the value width's name in the question
     vary: Literal["M", "N", "d", "l"] = "M"  # M first: the sweep that separates M from M²
-    choice: Literal["", "nm-d-plus-l", "nm2-dl", "nm2-d2l", "nmd2l"] = NO_CHOICE  # the student's option
-
-
-def sweep_values(variable: str, own: int) -> np.ndarray:
-    """Distinct integers from 1 to the variable's bound, evenly spaced on a log scale, with `own`."""
-    grid = np.round(np.geomspace(1, LARGEST[variable], SWEEP_POINTS)).astype(np.int64)
-    return np.unique(np.append(grid, own))
-
-
-def _at(params: ComplexityParams, variable: str, value: int) -> tuple[int, int, int, int]:
-    """(N, M, d, l) at the student's values, with `variable` set to `value`."""
-    sizes = {"N": params.n, "M": params.m, "d": params.d, "l": params.l}
-    sizes[variable] = int(value)
-    return sizes["N"], sizes["M"], sizes["d"], sizes["l"]
+    choice: Literal["", "nm-d-plus-l", "nm2-dl", "nm2-d2l", "nmd2l"] = ""  # the student's option
 
 
 @dataclass(frozen=True)
@@ -83,20 +68,15 @@ class OptionCurve:
     ratios: np.ndarray  # normalised / exact at each sweep value, float
 
     @property
-    def follows(self) -> bool:
-        """True when the option's curve lies on the exact count over the whole sweep."""
+    def follows(self) -> bool:  # the option's curve lies on the exact count over the whole sweep
         return self.ratio == 1
 
 
 @dataclass(frozen=True)
 class ComplexityResult:
-    n: int
-    m: int
-    d: int
-    l: int  # noqa: E741
+    sizes: dict[str, int]  # the student's N, M, d and l
     vary: str
-    own: int  # the student's value of the swept variable
-    sweep: np.ndarray  # the swept variable's values, 1 … LARGEST[vary], int
+    sweep: np.ndarray  # the swept variable's values, 1 … LARGEST[vary], int, with the student's own
     exact: np.ndarray  # attention_flops along the sweep, float for the plot
     exact_growth: Fraction  # exact count at the end / at the start
     curves: tuple[OptionCurve, ...]  # in the bank's order
@@ -105,44 +85,6 @@ class ComplexityResult:
     total: int  # attention_flops(n, m, d, l)
     separating: dict[str, tuple[str, ...]]  # option id -> the variables whose sweep parts it from the count
     choice: str  # the student's option id, "" when not known
-
-    def curve(self, option_id: str) -> OptionCurve:
-        return next(curve for curve in self.curves if curve.option.id == option_id)
-
-
-def complexity_result(params: ComplexityParams) -> ComplexityResult:
-    vary = params.vary
-    own = {"N": params.n, "M": params.m, "d": params.d, "l": params.l}[vary]
-    sweep = sweep_values(vary, own)
-    exact_counts = [attention_flops(*_at(params, vary, x)) for x in sweep]
-    exact_growth = Fraction(exact_counts[-1], exact_counts[0])
-    exact = np.array(exact_counts, dtype=float)
-    curves = []
-    for option in OPTIONS:
-        costs = [option.cost(*_at(params, vary, x)) for x in sweep]
-        growth = Fraction(costs[-1], costs[0])
-        normalised = np.array([Fraction(c * exact_counts[0], costs[0]) for c in costs], dtype=float)
-        curves.append(OptionCurve(option, normalised, growth, growth / exact_growth, normalised / exact))
-    separating = {
-        option.id: tuple(
-            variable for variable in VARIABLES
-            if Fraction(option.cost(*_at(params, variable, LARGEST[variable])), option.cost(*_at(params, variable, 1)))
-            != Fraction(attention_flops(*_at(params, variable, LARGEST[variable])),
-                        attention_flops(*_at(params, variable, 1)))
-        )
-        for option in OPTIONS
-    }
-    return ComplexityResult(
-        n=params.n, m=params.m, d=params.d, l=params.l, vary=vary, own=own, sweep=sweep, exact=exact,
-        exact_growth=exact_growth, curves=tuple(curves),
-        scores=attention_flops(params.n, params.m, params.d, 0),
-        weighted_values=attention_flops(params.n, params.m, 0, params.l),
-        total=attention_flops(params.n, params.m, params.d, params.l),
-        separating=separating, choice=params.choice,
-    )
-
-
-# Words shared by the alt text, the caption and the figure --------------------------------------------
 
 
 def number_text(value: Fraction) -> str:
@@ -159,121 +101,19 @@ def number_text(value: Fraction) -> str:
     return text
 
 
-def factor_text(factor: Fraction) -> str:
-    """×2,048, ×4.92, ×≈13,312."""
-    return f"×{number_text(factor)}"
+def sizes_text(sizes: dict[str, int], leave_out: str = "") -> str:
+    """"N = 512, M = 512, d = 64, l = 64", without the variable `leave_out`."""
+    return ", ".join(f"{variable} = {value}" for variable, value in sizes.items() if variable != leave_out)
 
 
-def point_text(result: ComplexityResult) -> str:
-    return f"N = {result.n}, M = {result.m}, d = {result.d}, l = {result.l}"
-
-
-def fixed_text(result: ComplexityResult) -> str:
-    """The three variables held fixed, e.g. "N = 512, d = 64, l = 64"."""
-    values = {"N": result.n, "M": result.m, "d": result.d, "l": result.l}
-    return ", ".join(f"{variable} = {values[variable]}" for variable in VARIABLES if variable != result.vary)
-
-
-def count_sentence(result: ComplexityResult) -> str:
-    n, m, d, l = result.n, result.m, result.d, result.l  # noqa: E741
-    return (f"At {point_text(result)}: {n}·{m}·({d}+{l}) = {result.total:,} multiply-adds "
-            f"(Q Kᵀ {n}·{m}·{d} = {result.scores:,}, weights·V {n}·{m}·{l} = {result.weighted_values:,}).")
-
-
-def growth_sentence(result: ComplexityResult) -> str:
-    """How much each curve grows over the sweep, and which follow the exact count."""
-    x, end = result.vary, int(result.sweep[-1])
-    parts = []
-    for curve in result.curves:
-        same = " (the same)" if curve.follows else ""
-        parts.append(f"{curve.option.text} {factor_text(curve.growth)}{same}")
-    return (f"From {x} = 1 to {x} = {end}, with {fixed_text(result)}, the exact count grows "
-            f"{factor_text(result.exact_growth)}; scaled to it at {x} = 1, " + ", ".join(parts) + ".")
-
-
-def exact_slope_text(result: ComplexityResult) -> str:
-    """The exact count's slope on log-log axes against the swept variable."""
-    x = result.vary
-    if x in ("N", "M"):
-        return "1 (doubling it doubles the count)"
-    other_name = "l" if x == "d" else "d"
-    other = result.l if x == "d" else result.d
-    end = int(result.sweep[-1])
-    return (f"{x}/({x}+{other_name}), which rises from 1/(1+{other}) = {number_text(Fraction(1, 1 + other))} "
-            f"at {x} = 1 to {end}/({end}+{other}) = {number_text(Fraction(end, end + other))} at {x} = {end} "
-            "and never reaches 1, "
-            f"because the {other_name} part of the count does not grow with {x}")
-
-
-def slopes_sentence(result: ComplexityResult) -> str:
-    x = result.vary
-    options = "; ".join(f"{curve.option.text} {curve.option.exponents.get(x, 0)}"
-                        if curve.option.id != CORRECT else f"{curve.option.text} the same"
-                        for curve in result.curves)
-    return f"Slopes against {x}: the exact count {exact_slope_text(result)}; {options}."
-
-
-def followers_sentence(result: ComplexityResult) -> str:
-    x = result.vary
-    followers = [curve.option.text for curve in result.curves if curve.follows]
-    others = [curve.option.text for curve in result.curves if not curve.follows]
-    if not others:
-        return (f"Every option is linear in {x}, like the exact count, so in this sweep all four curves lie on "
-                f"it: varying {x} cannot tell them apart; vary M, d or l.")
-    return (f"On the exact count in this sweep: {_joined(followers)}; "
-            f"parting from it: {_joined(others)}.")
-
-
-def _joined(items: list[str], conjunction: str = "and") -> str:
+def joined(items, conjunction: str = "and") -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + f" {conjunction} " + items[-1]
 
 
-def _doubling_d(result: ComplexityResult) -> str:
-    d, l = result.d, result.l  # noqa: E741
-    doubled = Fraction(attention_flops(result.n, result.m, 2 * d, l), result.total)
-    return (f"doubling d from {d} to {2 * d} multiplies the count by ({2 * d}+{l})/({d}+{l}) = "
-            f"{number_text(doubled)}")
-
-
-def _doubling_m(result: ComplexityResult) -> str:
-    m = result.m
-    doubled = attention_flops(result.n, 2 * m, result.d, result.l)
-    return (f"doubling M from {m} to {2 * m} takes the count from {result.total:,} to {doubled:,} "
-            f"({factor_text(Fraction(doubled, result.total))})")
-
-
-WHAT_IS_WRONG: dict[str, Callable[[ComplexityResult], str]] = {
-    "nm2-dl": lambda r: (
-        f"O(NM²dl) grows with M², but doubling M only doubles Q Kᵀ and weights·V, each linear in M: at "
-        f"{point_text(r)}, {_doubling_m(r)}, not ×4. It also multiplies d by l, but the two products run one "
-        "after the other, so their costs add (d + l)."),
-    "nm2-d2l": lambda r: (
-        f"O(NM²d²l) squares M and d, but each of the two products is linear in N, M and its inner width: at "
-        f"{point_text(r)}, {_doubling_m(r)}, not ×4, and {_doubling_d(r)}, not 4; the costs of Q Kᵀ and "
-        "weights·V add (d + l)."),
-    "nmd2l": lambda r: (
-        "O(NMd²l) has N and M right, but squares d and multiplies it by l: Q Kᵀ costs N·M·d and "
-        f"weights·V N·M·l, one after the other, so they add (d + l): at {point_text(r)}, {_doubling_d(r)}, not 4."),
-}
-
-
-def choice_sentence(result: ComplexityResult) -> str:
-    """What the student's option gets right or wrong, and which sweeps show it; "" with no choice."""
-    if not result.choice:
-        return ""
-    option = OPTION_BY_ID[result.choice]
-    if option.id == CORRECT:
-        return (f"Your answer {option.text} is right: scaled at the first point, its curve lies on the exact "
-                "count in every sweep (N, M, d and l).")
-    curve = result.curve(option.id)
-    where = result.separating[option.id]
-    if curve.follows:
-        seen = (f"In this sweep of {result.vary} it lies on the exact count; vary {_joined(list(where), 'or')} "
-                "to see it part from it.")
-    else:
-        seen = (f"In this sweep it reaches {number_text(curve.ratio)} times the exact count at "
-                f"{result.vary} = {int(result.sweep[-1])}; it parts from it when {_joined(list(where), 'or')} varies.")
-    return f"Your answer {option.text} is wrong. {WHAT_IS_WRONG[option.id](result)} {seen}"
+def count_sentence(result: ComplexityResult) -> str:
+    n, m, d, l = result.sizes.values()  # noqa: E741
+    return (f"At {sizes_text(result.sizes)}: {n}·{m}·({d}+{l}) = {result.total:,} multiply-adds "
+            f"(Q Kᵀ {n}·{m}·{d} = {result.scores:,}, weights·V {n}·{m}·{l} = {result.weighted_values:,}).")
 
 
 @register
@@ -282,9 +122,7 @@ class ComplexityKind(VisualKind[ComplexityResult]):
     title = "The cost of attention: N·M·(d + l) against the options"
     Params = ComplexityParams
     controls = (
-        Control("vary", "Vary", "choice",
-                choices=(("M", "M (keys)"), ("N", "N (queries)"), ("d", "d (query/key width)"),
-                         ("l", "l (value width)")),
+        Control("vary", "Vary", "choice", choices=tuple((variable, NAMES[variable]) for variable in "MNdl"),
                 help="The swept variable runs from 1 to its largest value; the others stay as set."),
         Control("n", "Queries N", "int", min=1, max=LARGEST["N"], step=1),
         Control("m", "Keys M", "int", min=1, max=LARGEST["M"], step=1),
@@ -297,25 +135,100 @@ class ComplexityKind(VisualKind[ComplexityResult]):
     narrow_inches = (NARROW_WIDTH, 7.6)
 
     def compute(self, params: ComplexityParams) -> ComplexityResult:
-        return complexity_result(params)
+        sizes = {"N": params.n, "M": params.m, "d": params.d, "l": params.l}
+        vary = params.vary
+
+        def at(variable: str, value) -> tuple[int, int, int, int]:  # (N, M, d, l) with `variable` at `value`
+            return tuple({**sizes, variable: int(value)}.values())
+
+        # Distinct integers from 1 to the variable's bound, evenly spaced on a log scale, with the student's own.
+        grid = np.round(np.geomspace(1, LARGEST[vary], SWEEP_POINTS)).astype(np.int64)
+        sweep = np.unique(np.append(grid, sizes[vary]))
+        counts = [attention_flops(*at(vary, x)) for x in sweep]
+        exact = np.array(counts, dtype=float)
+
+        def growth(cost, variable: str) -> Fraction:  # from 1 to the variable's bound: the ends of its sweep
+            return Fraction(cost(*at(variable, LARGEST[variable])), cost(*at(variable, 1)))
+
+        exact_growth, curves = growth(attention_flops, vary), []
+        for option in OPTIONS:
+            costs = [option.cost(*at(vary, x)) for x in sweep]
+            normalised = np.array([Fraction(cost * counts[0], costs[0]) for cost in costs], dtype=float)
+            option_growth = growth(option.cost, vary)
+            curves.append(OptionCurve(option, normalised, option_growth, option_growth / exact_growth,
+                                      normalised / exact))
+        return ComplexityResult(
+            sizes=sizes, vary=vary, sweep=sweep, exact=exact, exact_growth=exact_growth,
+            curves=tuple(curves), scores=attention_flops(params.n, params.m, params.d, 0),
+            weighted_values=attention_flops(params.n, params.m, 0, params.l),
+            total=attention_flops(params.n, params.m, params.d, params.l),
+            separating={option.id: tuple(variable for variable in LARGEST
+                                         if growth(option.cost, variable) != growth(attention_flops, variable))
+                        for option in OPTIONS},
+            choice=params.choice,
+        )
 
     def alt(self, params: ComplexityParams, result: ComplexityResult) -> str:
-        x = result.vary
-        text = (f"Two log-log plots against {VARIABLE_NAMES[x]}, from 1 to {int(result.sweep[-1])}: the exact "
-                f"multiply-add count N·M·(d+l) with the four options' curves, and each option divided by the "
-                f"exact count. {growth_sentence(result)} {followers_sentence(result)} {count_sentence(result)}")
-        choice = choice_sentence(result)
-        return f"{text} {choice}" if choice else text
+        x, end = result.vary, int(result.sweep[-1])
+        growths = ", ".join(f"{curve.option.text} ×{number_text(curve.growth)}{' (the same)' if curve.follows else ''}"
+                            for curve in result.curves)
+        others = [curve.option.text for curve in result.curves if not curve.follows]
+        if others:
+            followers = [curve.option.text for curve in result.curves if curve.follows]
+            follow = f"On the exact count in this sweep: {joined(followers)}; parting from it: {joined(others)}."
+        else:
+            follow = (f"Every option is linear in {x}, like the exact count, so in this sweep all four curves lie on "
+                      f"it: varying {x} cannot tell them apart; vary M, d or l.")
+        text = (f"Two log-log plots against {NAMES[x]}, from 1 to {end}: the exact multiply-add count N·M·(d+l) "
+                "with the four options' curves, and each option divided by the exact count. "
+                f"From {x} = 1 to {x} = {end}, with {sizes_text(result.sizes, x)}, the exact count grows "
+                f"×{number_text(result.exact_growth)}; scaled to it at {x} = 1, {growths}. {follow} "
+                f"{count_sentence(result)}")
+        if not result.choice:
+            return text
+        # What the student's option gets right or wrong, and which sweeps show it.
+        curve = next(curve for curve in result.curves if curve.option.id == result.choice)
+        option = curve.option
+        if option.id == CORRECT:
+            return (f"{text} Your answer {option.text} is right: scaled at the first point, its curve lies on the "
+                    "exact count in every sweep (N, M, d and l).")
+        n, m, d, l = result.sizes.values()  # noqa: E741
+        doubled_m = attention_flops(n, 2 * m, d, l)
+        doubled_d = Fraction(attention_flops(n, m, 2 * d, l), result.total)
+        wrong = option.wrong.format(
+            point=sizes_text(result.sizes),
+            doubling_m=(f"doubling M from {m} to {2 * m} takes the count from {result.total:,} to {doubled_m:,} "
+                        f"(×{number_text(Fraction(doubled_m, result.total))})"),
+            doubling_d=(f"doubling d from {d} to {2 * d} multiplies the count by ({2 * d}+{l})/({d}+{l}) = "
+                        f"{number_text(doubled_d)}"))
+        where = joined(result.separating[option.id], "or")
+        if curve.follows:
+            seen = f"In this sweep of {x} it lies on the exact count; vary {where} to see it part from it."
+        else:
+            seen = (f"In this sweep it reaches {number_text(curve.ratio)} times the exact count at {x} = {end}; it "
+                    f"parts from it when {where} varies.")
+        return f"{text} Your answer {option.text} is wrong. {wrong} {seen}"
 
     def caption(self, params: ComplexityParams, result: ComplexityResult) -> str:
-        x = result.vary
+        x, end = result.vary, int(result.sweep[-1])
+        if x in ("N", "M"):
+            exact_slope = "1 (doubling it doubles the count)"
+        else:  # the slope of x·(stuff) + (other)·(stuff) against x on log-log axes
+            other_name = "l" if x == "d" else "d"
+            other = result.sizes[other_name]
+            exact_slope = (f"{x}/({x}+{other_name}), which rises from 1/(1+{other}) = "
+                           f"{number_text(Fraction(1, 1 + other))} at {x} = 1 to {end}/({end}+{other}) = "
+                           f"{number_text(Fraction(end, end + other))} at {x} = {end} and never reaches 1, because "
+                           f"the {other_name} part of the count does not grow with {x}")
+        slopes = "; ".join(f"{curve.option.text} the same" if curve.option.id == CORRECT
+                           else f"{curve.option.text} {curve.option.exponents.get(x, 0)}" for curve in result.curves)
         return (
             "Exact counts from the engine's attention_flops: Q Kᵀ needs N·M·d multiply-adds and weights·V "
             "needs N·M·l, done one after the other, so softmax(Q Kᵀ)V costs N·M·(d + l); the softmax adds "
             "only N·M more, no more than either product. "
             f"Each option's formula is scaled to equal the exact count at {x} = 1, so the plot compares how "
             "they grow, not the constant factors big-O leaves out. "
-            f"{slopes_sentence(result)} {count_sentence(result)} "
+            f"Slopes against {x}: the exact count {exact_slope}; {slopes}. {count_sentence(result)} "
             "These are counts, not timings: on a shared server, times at small sizes are mostly fixed "
             "overhead and change from run to run, so they would not show these slopes."
         )
@@ -324,4 +237,3 @@ class ComplexityKind(VisualKind[ComplexityResult]):
         from app.plots.complexity import draw_complexity
 
         return draw_complexity(result, inches)
-

@@ -22,8 +22,7 @@ from ..words import plural
 
 TOKENS = 4  # N: rows of the random input the engine runs on; the shapes hold for any N
 SEED = 0
-# The head widths Q5 (head-dimension) offers; `choice` is one of them, as the bank's option ids spell them.
-OPTION_WIDTHS = (32, 64, 128, 512)
+OPTION_WIDTHS = (32, 64, 128, 512)  # the head widths Q5 (head-dimension) offers, as its option ids spell them
 NO_CHOICE = "none"
 # Beyond MAX_DRAWN_HEADS heads the diagram draws heads 0, 1 and h − 1 and groups the rest in one column.
 MAX_DRAWN_HEADS = 4  # a column each must hold "W_Q^i … 128 × 32" legibly on a 340 px phone image
@@ -37,47 +36,34 @@ def drawn_heads(num_heads: int) -> list[int | None]:
     return list(range(HEADS_BEFORE_GROUP)) + [None, num_heads - 1]
 
 
-# Layout arithmetic (inches), shared with app/plots/head_split.py; here so that a page can size the
-# image without importing matplotlib.
-DIAGRAM_ROWS = ("input", "projections", "qkv", "weights", "heads", "concat", "output")
-ROW_HEIGHT = {"wide": 0.46, "narrow": 0.36}
-PROJECTION_ROW_HEIGHT = {"wide": 0.46, "narrow": 0.66}  # narrow: W_Q^i, W_K^i, W_V^i on three lines
-SPANNING_ROW_HEIGHT = {"wide": 0.36, "narrow": 0.34}  # the input, concat and output bars
-ROW_GAP = {"wide": 0.24, "narrow": 0.10}  # arrows between rows
-FAN_GAP = {"wide": 0.42, "narrow": 0.34}  # arrows from X to every head's projections
-HEADING_HEIGHT = {"wide": 0.0, "narrow": 0.23}  # narrow: each row's heading sits above it
-TABLE_ROW = {"wide": 0.25, "narrow": 0.23}
-TABLE_TOP = {"wide": 0.82, "narrow": 0.82}  # gap, title and two-line column headers
+# Layout in inches, shared with app/plots/head_split.py; here so that a page can size the image without
+# importing matplotlib. Pairs are (wide, narrow), indexed by `narrow`. Narrow: W_Q^i, W_K^i, W_V^i stack
+# on three lines, and each row's heading sits above the row (HEADING) instead of on its left.
+ROWS = {"input": (0.36, 0.34), "projections": (0.46, 0.66), "qkv": (0.46, 0.36), "weights": (0.46, 0.36),
+        "heads": (0.46, 0.36), "concat": (0.36, 0.34), "output": (0.36, 0.34)}  # the diagram's rows, top down
+HEADING, ROW_GAP, FAN_GAP = (0.0, 0.23), (0.24, 0.10), (0.42, 0.34)  # FAN_GAP: the arrows from X to every head
+TABLE_TOP = 0.82  # gap, title and two-line column headers
+TABLE_ROW, LEGEND = (0.25, 0.23), (0.52, 0.32)  # the wide legend has two lines
 MARGIN = 0.08
 
 
-def diagram_height(narrow: bool) -> float:
-    layout = "narrow" if narrow else "wide"
-    return (sum(row_height(row, narrow) for row in DIAGRAM_ROWS)
-            + FAN_GAP[layout] + (len(DIAGRAM_ROWS) - 2) * ROW_GAP[layout]
-            + len(DIAGRAM_ROWS) * HEADING_HEIGHT[layout])
-
-
-def row_height(row: str, narrow: bool) -> float:
-    layout = "narrow" if narrow else "wide"
-    if row in ("input", "concat", "output"):
-        return SPANNING_ROW_HEIGHT[layout]
-    return (PROJECTION_ROW_HEIGHT if row == "projections" else ROW_HEIGHT)[layout]
+def row_positions(narrow: bool) -> dict[str, tuple[float, float, float]]:
+    """Each diagram row's (heading top, box top, box bottom) in inches below the figure's top edge."""
+    positions, y = {}, MARGIN
+    for name, heights in ROWS.items():
+        top = y + HEADING[narrow]
+        positions[name] = (y, top, top + heights[narrow])
+        y = top + heights[narrow] + (FAN_GAP if name == "input" else ROW_GAP)[narrow]
+    return positions
 
 
 def figure_height(table_rows: int, narrow: bool) -> float:
-    layout = "narrow" if narrow else "wide"
-    legend = 0.32 if narrow else 0.52  # wide: two lines
-    return round(MARGIN + diagram_height(narrow) + TABLE_TOP[layout] + table_rows * TABLE_ROW[layout]
-                 + legend + MARGIN, 2)
+    diagram = row_positions(narrow)["output"][2]
+    return round(diagram + TABLE_TOP + table_rows * TABLE_ROW[narrow] + LEGEND[narrow] + MARGIN, 2)
 
 
-def _as_text(value):
-    # A bank may write `choice: 128`; the bank's option ids and the select control send "128".
-    return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
-
-
-Choice = Annotated[Literal["none", "32", "64", "128", "512"], BeforeValidator(_as_text)]
+# A bank may write `choice: 128`; the bank's option ids and the select control send "128".
+Choice = Annotated[Literal["none", "32", "64", "128", "512"], BeforeValidator(str)]
 
 
 class HeadSplitParams(VisualParams):
@@ -99,13 +85,8 @@ class WidthRow:
     head_dim: int
     concat_width: int  # h · d_k: the concatenated heads, N × concat_width
     output_projection_shape: tuple[int, int]  # W_O: (h · d_k) × d_model
-    projection_weights: int  # W_Q, W_K, W_V together: 3 · d_model · h · d_k
-    output_weights: int  # W_O: h · d_k · d_model
+    weights: int  # W_Q, W_K, W_V (3 · d_model · h · d_k) and W_O (h · d_k · d_model)
     relative_cost: Fraction  # h · d_k / d_model: weights and multiply-adds against d_k = d_model / h
-
-    @property
-    def weights(self) -> int:
-        return self.projection_weights + self.output_weights
 
 
 @dataclass(frozen=True)
@@ -114,14 +95,10 @@ class HeadSplitResult:
     num_heads: int
     head_dim: int  # d_k, read off the engine's per-head queries
     tokens: int  # N of the run
-    input_shape: tuple[int, int]  # X: (N, d_model)
-    head_projection_shape: tuple[int, int]  # W_Q^i (and W_K^i, W_V^i): (d_model, d_k)
-    qkv_head_shape: tuple[int, int]  # Q_i (and K_i, V_i): (N, d_k)
-    weights_shape: tuple[int, int]  # A_i: (N, N)
-    head_output_shape: tuple[int, int]  # head_i: (N, d_k)
-    concatenated_shape: tuple[int, int]  # (N, h · d_k)
-    output_projection_shape: tuple[int, int]  # W_O: (h · d_k, d_model)
-    output_shape: tuple[int, int]  # (N, d_model)
+    # The engine's shapes by the diagram's names: X (N, d_model); W_Q^i, like W_K^i and W_V^i, (d_model, d_k);
+    # Q_i, like K_i and V_i, (N, d_k); A_i (N, N); head_i (N, d_k); concat (N, h · d_k); W_O (h · d_k, d_model);
+    # output (N, d_model).
+    shapes: dict[str, tuple[int, int]]
     projection_weights: int  # the engine's w_q, w_k, w_v entries: 3 · d_model²
     output_weights: int  # the engine's w_o entries
     heads_read_every_feature: bool  # X @ W_Q^i (all d_model columns of X) equals head i's queries, for every i
@@ -129,61 +106,8 @@ class HeadSplitResult:
     choice: int | None  # the highlighted width, None when none is chosen
 
     @property
-    def correct_row(self) -> WidthRow:
-        return next(row for row in self.rows if row.head_dim == self.head_dim)
-
-    @property
     def chosen_row(self) -> WidthRow | None:
         return next((row for row in self.rows if row.head_dim == self.choice), None)
-
-
-def width_row(d_model: int, num_heads: int, head_dim: int) -> WidthRow:
-    concat_width = num_heads * head_dim
-    return WidthRow(
-        head_dim=head_dim,
-        concat_width=concat_width,
-        output_projection_shape=(concat_width, d_model),
-        projection_weights=3 * d_model * concat_width,
-        output_weights=concat_width * d_model,
-        relative_cost=Fraction(concat_width, d_model),
-    )
-
-
-def head_split_result(params: HeadSplitParams) -> HeadSplitResult:
-    model = MultiHeadAttention.init(params.d_model, params.num_heads, seed=SEED, dtype=np.float32)
-    x = np.random.default_rng(SEED).standard_normal((TOKENS, params.d_model)).astype(np.float32)  # (N, d_model)
-    trace = model.forward_detailed(x)
-    # Head i's projection is columns i·d_k:(i+1)·d_k of W_Q: the same split the engine applies to Q.
-    w_q_heads = split_heads(model.w_q, model.num_heads)  # (h, d_model, d_k)
-    w_k_heads = split_heads(model.w_k, model.num_heads)  # (h, d_model, d_k)
-    w_v_heads = split_heads(model.w_v, model.num_heads)  # (h, d_model, d_k)
-    reads_all = all(
-        np.allclose(x @ w_heads[i], trace_heads[i], rtol=1e-4, atol=1e-5)
-        for w_heads, trace_heads in ((w_q_heads, trace.q_heads), (w_k_heads, trace.k_heads),
-                                     (w_v_heads, trace.v_heads))
-        for i in range(model.num_heads)
-    )
-    h, n, d_k = trace.q_heads.shape
-    widths = sorted({d_k, *OPTION_WIDTHS})
-    return HeadSplitResult(
-        d_model=model.d_model,
-        num_heads=h,
-        head_dim=d_k,
-        tokens=n,
-        input_shape=tuple(x.shape),
-        head_projection_shape=tuple(w_q_heads.shape[1:]),
-        qkv_head_shape=tuple(trace.q_heads.shape[1:]),
-        weights_shape=tuple(trace.weights.shape[1:]),
-        head_output_shape=tuple(trace.head_outputs.shape[1:]),
-        concatenated_shape=tuple(trace.concatenated.shape),
-        output_projection_shape=tuple(model.w_o.shape),
-        output_shape=tuple(trace.output.shape),
-        projection_weights=int(model.w_qkv.size),
-        output_weights=int(model.w_o.size),
-        heads_read_every_feature=reads_all,
-        rows=tuple(width_row(model.d_model, h, width) for width in widths),
-        choice=None if params.choice == NO_CHOICE else int(params.choice),
-    )
 
 
 # Words shared by the alt text, the caption and the figure --------------------------------------------
@@ -194,21 +118,18 @@ def format_ratio(ratio: Fraction) -> str:
     return f"{ratio.numerator}×" if ratio.denominator == 1 else f"{ratio.numerator}/{ratio.denominator}×"
 
 
-def shape(dims: tuple[int, ...], first: str | None = "N") -> str:
-    """(4, 32) -> "N × 32" (the token axis by name), or "128 × 32" with first=None."""
-    parts = [first if first is not None and index == 0 else str(dim) for index, dim in enumerate(dims)]
-    return " × ".join(parts)
+def shape(dims: tuple[int, int], first: str = "N") -> str:
+    """(4, 32) -> "N × 32" (the token axis by name), or "128 × 32" with first=""."""
+    return f"{first or dims[0]} × {dims[1]}"
 
 
 def row_summary(result: HeadSplitResult, row: WidthRow) -> str:
     """What heads of this width give, against d_k = d_model / h."""
-    h, d_model = result.num_heads, result.d_model
-    concat_rows, concat_cols = row.output_projection_shape
+    concat = f"concat N × {row.concat_width}"
+    w_o = f"W_O {shape(row.output_projection_shape, '')}, {row.weights:,} weights"
     if row.head_dim == result.head_dim:
-        return (f"d_k = {row.head_dim} = {d_model} / {h}: concat N × {row.concat_width} = d_model, "
-                f"W_O {concat_rows} × {concat_cols}, {row.weights:,} weights")
-    return (f"d_k = {row.head_dim}: concat N × {row.concat_width}, W_O {concat_rows} × {concat_cols}, "
-            f"{row.weights:,} weights, {format_ratio(row.relative_cost)} the weights and multiply-adds "
+        return f"d_k = {row.head_dim} = {result.d_model} / {result.num_heads}: {concat} = d_model, {w_o}"
+    return (f"d_k = {row.head_dim}: {concat}, {w_o}, {format_ratio(row.relative_cost)} the weights and multiply-adds "
             f"of d_k = {result.head_dim}")
 
 
@@ -219,17 +140,16 @@ def choice_sentence(result: HeadSplitResult) -> str:
     if row is None or row.head_dim == d_k:
         lead = "" if row is None else f"Chosen d_k = {d_k} is d_model / h. "
         if h == 1:
-            return lead + (f"With one head d_k = d_model = {d_k}: nothing is split, and the head's output "
-                           f"is already N × {d_model}.")
-        return lead + (f"d_k = {d_model} / {h} = {d_k} makes the concat N × {d_model}, the input's width, so "
-                       f"the output has X's shape, and the {h} heads have the weights and multiply-adds of "
-                       f"one head of width {d_model}.")
-    concat_rows, concat_cols = row.output_projection_shape
-    cost = f"{format_ratio(row.relative_cost)} the weights and multiply-adds of d_k = {d_k}"
+            return (lead + f"With one head d_k = d_model = {d_k}: nothing is split, and the head's output is already "
+                    f"N × {d_model}.")
+        return lead + (f"d_k = {d_model} / {h} = {d_k} makes the concat N × {d_model}, the input's width, so the "
+                       f"output has X's shape, and the {h} heads have the weights and multiply-adds of one head of "
+                       f"width {d_model}.")
     gives = (f"one head of {row.head_dim} gives N × {row.concat_width}" if h == 1 else
              f"{h} heads of {row.head_dim} concatenate to N × {row.concat_width}")
     return (f"Chosen d_k = {row.head_dim}: {gives}, not N × {d_model}; W_O must be "
-            f"{concat_rows} × {concat_cols}; {cost}.")
+            f"{shape(row.output_projection_shape, '')}; {format_ratio(row.relative_cost)} the weights and "
+            f"multiply-adds of d_k = {d_k}.")
 
 
 @register
@@ -248,94 +168,91 @@ class HeadSplitKind(VisualKind):
     choice_param = "choice"
 
     def figure_inches(self, params: HeadSplitParams, layout: str = "wide", result=None) -> tuple[float, float]:
-        rows = len({params.d_model // params.num_heads, *OPTION_WIDTHS})  # the table's rows
+        table_rows = len({params.d_model // params.num_heads, *OPTION_WIDTHS})
         narrow = layout == "narrow"
-        return (NARROW_WIDTH if narrow else WIDTH), figure_height(rows, narrow)
+        return (NARROW_WIDTH if narrow else WIDTH), figure_height(table_rows, narrow)
 
     narrow_inches = (NARROW_WIDTH, figure_height(len(OPTION_WIDTHS) + 1, narrow=True))  # the tallest
 
     def compute(self, params: HeadSplitParams) -> HeadSplitResult:
-        return head_split_result(params)
+        model = MultiHeadAttention.init(params.d_model, params.num_heads, seed=SEED, dtype=np.float32)
+        x = np.random.default_rng(SEED).standard_normal((TOKENS, params.d_model)).astype(np.float32)  # (N, d_model)
+        trace = model.forward_detailed(x)
+        h, n, d_k = trace.q_heads.shape
+        # Head i's projection is columns i·d_k:(i+1)·d_k of W_Q: the same split the engine applies to Q.
+        w_q_heads = split_heads(model.w_q, h)  # (h, d_model, d_k)
+        # X @ (h, d_model, d_k) is (h, N, d_k): every head's projection of all of X, against the engine's heads.
+        reads_all = all(np.allclose(x @ split_heads(w, h), heads, rtol=1e-4, atol=1e-5)
+                        for w, heads in ((model.w_q, trace.q_heads), (model.w_k, trace.k_heads),
+                                         (model.w_v, trace.v_heads)))
+        d_model = model.d_model
+        return HeadSplitResult(
+            d_model=d_model, num_heads=h, head_dim=d_k, tokens=n,
+            shapes={"X": x.shape, "W_Q^i": w_q_heads.shape[1:], "Q_i": trace.q_heads.shape[1:],
+                    "A_i": trace.weights.shape[1:], "head_i": trace.head_outputs.shape[1:],
+                    "concat": trace.concatenated.shape, "W_O": model.w_o.shape, "output": trace.output.shape},
+            projection_weights=int(model.w_qkv.size), output_weights=int(model.w_o.size),
+            heads_read_every_feature=reads_all,
+            rows=tuple(WidthRow(w, h * w, (h * w, d_model), 4 * d_model * h * w, Fraction(h * w, d_model))
+                       for w in sorted({d_k, *OPTION_WIDTHS})),
+            choice=None if params.choice == NO_CHOICE else int(params.choice),
+        )
 
     def alt(self, params: HeadSplitParams, result: HeadSplitResult) -> str:
-        h, d_k, d_model = result.num_heads, result.head_dim, result.d_model
-        proj = shape(result.head_projection_shape, first=None)
-        w_o = shape(result.output_projection_shape, first=None)
+        h, d_k, d_model, shapes = result.num_heads, result.head_dim, result.d_model, result.shapes
+        proj, qkv, head = shape(shapes["W_Q^i"], ""), shape(shapes["Q_i"]), shape(shapes["head_i"])
         if h == 1:
-            flow = (
-                f"One head, so nothing is split: X (N × {d_model}) times the head's W_Q, W_K and W_V "
-                f"(each {proj}) gives Q, K and V (each {shape(result.qkv_head_shape)}); "
-                f"A = softmax(Q Kᵀ / √{d_k}) is N × N; the head's output A V is "
-                f"{shape(result.head_output_shape)} and needs no concatenation; W_O ({w_o}) maps it to "
-                f"the output, {shape(result.output_shape)}."
-            )
+            flow = (f"One head, so nothing is split: X (N × {d_model}) times the head's W_Q, W_K and W_V (each {proj}) "
+                    f"gives Q, K and V (each {qkv}); A = softmax(Q Kᵀ / √{d_k}) is N × N; the head's output A V is "
+                    f"{head} and needs no concatenation; W_O ({shape(shapes['W_O'], '')}) maps it")
         else:
-            flow = (
-                f"X (N × {d_model}) goes whole to each of the {h} heads; head i multiplies all {d_model} "
-                f"features by its own W_Q^i, W_K^i and W_V^i (each {proj}) to get Q_i, K_i and V_i "
-                f"(each {shape(result.qkv_head_shape)}); A_i = softmax(Q_i K_iᵀ / √{d_k}) is N × N; "
-                f"head_i = A_i V_i is {shape(result.head_output_shape)}; the heads concatenate to "
-                f"{shape(result.concatenated_shape)}; W_O ({w_o}) maps that to the output, "
-                f"{shape(result.output_shape)}."
-            )
-        alt = (f"Flow diagram of multi-head attention with d_model = {d_model} and {plural(h, 'head')} of "
-               f"d_k = {d_k}. {flow}")
+            flow = (f"X (N × {d_model}) goes whole to each of the {h} heads; head i multiplies all {d_model} features "
+                    f"by its own W_Q^i, W_K^i and W_V^i (each {proj}) to get Q_i, K_i and V_i (each {qkv}); A_i = "
+                    f"softmax(Q_i K_iᵀ / √{d_k}) is N × N; head_i = A_i V_i is {head}; the heads concatenate to "
+                    f"{shape(shapes['concat'])}; W_O ({shape(shapes['W_O'], '')}) maps that")
+        alt = (f"Flow diagram of multi-head attention with d_model = {d_model} and {plural(h, 'head')} of d_k = {d_k}. "
+               f"{flow} to the output, {shape(shapes['output'])}.")
         if len(drawn_heads(h)) < h:
-            alt += (f" Heads {HEADS_BEFORE_GROUP} to {h - 2} are drawn as one column, as their shapes are "
-                    "the same.")
+            alt += f" Heads {HEADS_BEFORE_GROUP} to {h - 2} are drawn as one column, as their shapes are the same."
         alt += " A table compares head widths: " + "; ".join(row_summary(result, row) for row in result.rows) + "."
-        alt += " " + choice_sentence(result)
-        return alt
+        return alt + " " + choice_sentence(result)
 
     def caption(self, params: HeadSplitParams, result: HeadSplitResult) -> str:
         h, d_k, d_model = result.num_heads, result.head_dim, result.d_model
-        concat_width = result.concatenated_shape[1]
-        w_o_rows, w_o_cols = result.output_projection_shape
+        w_o, concat_width = shape(result.shapes["W_O"], ""), result.shapes["concat"][1]
+        output = f"the N × {result.shapes['output'][1]} output, X's shape, so residual connections add."
         if h == 1:
-            flow = (
-                f"With h = 1 there is one head: d_k = {d_model} / 1 = {d_k}, and its W_Q, W_K and W_V are "
-                f"the whole {d_model} × {d_model} matrices, so Q = X W_Q is N × {d_k}. "
-                f"A = softmax(Q Kᵀ / √{d_k}) is N × N and the head's output A V is N × {d_k}, already "
-                f"{concat_width} wide; W_O ({w_o_rows} × {w_o_cols}) maps it to the N × "
-                f"{result.output_shape[1]} output, X's shape, so residual connections add."
-            )
+            flow = (f"With h = 1 there is one head: d_k = {d_model} / 1 = {d_k}, and its W_Q, W_K and W_V are the "
+                    f"whole {d_model} × {d_model} matrices, so Q = X W_Q is N × {d_k}. A = softmax(Q Kᵀ / √{d_k}) is N "
+                    f"× N and the head's output A V is N × {d_k}, already {concat_width} wide; W_O ({w_o}) maps it to "
+                    f"{output}")
         else:
             columns = "column i" if d_k == 1 else f"columns {d_k}·i to {d_k}·i + {d_k - 1}"
-            flow = (
-                f"d_k = d_model / h = {d_model} / {h} = {d_k}. Head i has its own W_Q^i, W_K^i and W_V^i, "
-                f"each {d_model} × {d_k} ({columns} of the {d_model} × {d_model} W_Q, W_K, W_V): it "
-                f"multiplies all {d_model} features of X, so Q_i = X W_Q^i is N × {d_k}. Splitting X's "
-                f"columns instead would give each head only {d_k} of the {d_model} features. "
-                f"A_i = softmax(Q_i K_iᵀ / √{d_k}) is N × N and head_i = A_i V_i is N × {d_k}; the {h} "
-                f"heads side by side are N × ({h} · {d_k}) = N × {concat_width}, and W_O "
-                f"({w_o_rows} × {w_o_cols}) maps them to the N × {result.output_shape[1]} output, X's "
-                "shape, so residual connections add."
-            )
+            flow = (f"d_k = d_model / h = {d_model} / {h} = {d_k}. Head i has its own W_Q^i, W_K^i and W_V^i, each "
+                    f"{d_model} × {d_k} ({columns} of the {d_model} × {d_model} W_Q, W_K, W_V): it multiplies all "
+                    f"{d_model} features of X, so Q_i = X W_Q^i is N × {d_k}. Splitting X's columns instead would give "
+                    f"each head only {d_k} of the {d_model} features. A_i = softmax(Q_i K_iᵀ / √{d_k}) is N × N and "
+                    f"head_i = A_i V_i is N × {d_k}; the {h} heads side by side are N × ({h} · {d_k}) = N × "
+                    f"{concat_width}, and W_O ({w_o}) maps them to {output}")
         if d_k == 1:
-            flow += (" With d_k = 1 each query and key is one number, so a score is a product of two "
-                     "numbers and √1 = 1 leaves it unscaled.")
-        weights = (
-            f" Weights (biases aside): W_Q, W_K, W_V 3 · {d_model} · {d_model} = {result.projection_weights:,}"
-            + ("" if h == 1 else f" ({h} · 3 · {d_model} · {d_k})")
-            + f", W_O {d_model} · {d_model} = {result.output_weights:,}, "
-            f"{result.projection_weights + result.output_weights:,} in all."
-        )
+            flow += (" With d_k = 1 each query and key is one number, so a score is a product of two numbers and √1 = "
+                     "1 leaves it unscaled.")
+        per_head = "" if h == 1 else f" ({h} · 3 · {d_model} · {d_k})"
+        weights = (f" Weights (biases aside): W_Q, W_K, W_V 3 · {d_model} · {d_model} = {result.projection_weights:,}"
+                   f"{per_head}, W_O {d_model} · {d_model} = {result.output_weights:,}, "
+                   f"{result.projection_weights + result.output_weights:,} in all.")
         hw = f"{h}·w"
-        table = (
-            f" Heads of width w would concatenate to N × {hw} and need W_O of ({hw}) × {d_model}, so "
-            f"4 · {d_model} · {hw} weights: {hw} / {d_model} times the d_k = {d_k} layer, and so are its "
-            f"multiply-adds (W_Q, W_K, W_V and W_O: N · 4 · {d_model} · {hw}; the attention itself: "
-            f"2 · N² · {hw}). The table does this arithmetic for Q5's options; the engine builds only "
-            "d_k = d_model / h."
-        )
+        table = (f" Heads of width w would concatenate to N × {hw} and need W_O of ({hw}) × {d_model}, so 4 · "
+                 f"{d_model} · {hw} weights: {hw} / {d_model} times the d_k = {d_k} layer, and so are its "
+                 f"multiply-adds (W_Q, W_K, W_V and W_O: N · 4 · {d_model} · {hw}; the attention itself: 2 · N² · "
+                 f"{hw}). The table does this arithmetic for Q5's options; the engine builds only d_k = d_model / h.")
+        ran = f" The engine ran these shapes on N = {result.tokens} random tokens and checked"
         if not result.heads_read_every_feature:
             checked = " The engine's per-head queries did not match X times the head's projection columns."
         elif h == 1:
-            checked = (f" The engine ran these shapes on N = {result.tokens} random tokens and checked that "
-                       "X times W_Q, W_K, W_V gives the head's Q, K, V.")
+            checked = f"{ran} that X times W_Q, W_K, W_V gives the head's Q, K, V."
         else:
-            checked = (f" The engine ran these shapes on N = {result.tokens} random tokens and checked, for "
-                       "every head, that X times that head's W_Q^i, W_K^i, W_V^i gives its Q_i, K_i, V_i.")
+            checked = f"{ran}, for every head, that X times that head's W_Q^i, W_K^i, W_V^i gives its Q_i, K_i, V_i."
         return flow + weights + table + checked
 
     def draw(self, params: HeadSplitParams, result: HeadSplitResult, inches):

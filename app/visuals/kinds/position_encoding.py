@@ -1,30 +1,25 @@
-"""The "position-encoding" visual: the three properties Q7 asks about, one panel each, for the sinusoidal
-encoding: relative (PE(p)·PE(q) depends only on q − p), unique (no offset k ≥ 1 brings two positions
-together) and defined for any length (the same formula past the training length), the student's ticks marked.
+"""The "position-encoding" visual (Q7): one panel per property of the sinusoidal encoding, the student's ticks
+marked: (a) relative, PE(p)·PE(q) depends only on q − p; (b) unique, no offset k ≥ 1 brings two positions
+together; (c) any length, the same formula past the training length.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from itertools import combinations
-from typing import Annotated, Literal
 
 import numpy as np
-from pydantic import BeforeValidator, Field, model_validator
+from pydantic import Field, model_validator
 
 from app.engine import sinusoidal_positional_encoding
 
 from .. import register
-from ..base import NARROW_WIDTH, WIDTH, Control, VisualKind, VisualParams
+from ..base import NARROW_WIDTH, WIDTH, Control, VisualKind, VisualParams, chosen, option_choice
 from ..words import format_small, plural
 
 # Q7's options (quizzes/attention-transformers.yaml), all three correct, and the panel that shows each.
-OPTIONS = ("unique", "relative", "any-length")
-OPTION_NAMES = {"unique": "unique", "relative": "relative", "any-length": "any length"}
-OPTION_PANELS = {"relative": "(a)", "unique": "(b)", "any-length": "(c)"}
-# Every subset of the options, in the options' order, joined by "," as the answer page passes them.
-CHOICES = tuple(",".join(subset) for size in range(len(OPTIONS) + 1) for subset in combinations(OPTIONS, size))
+PANELS = {"unique": "(b)", "relative": "(a)", "any-length": "(c)"}
+OPTIONS = tuple(PANELS)
 
 WAVE_ROWS = 4  # frequency pairs drawn in (c): the fastest, the slowest and two between
 FINE_SAMPLES = 16  # samples per position for the curves of (c), so the fastest wave (period 2π) is smooth
@@ -33,49 +28,26 @@ DOTTED_LENGTH = 96  # up to this many positions (c) marks the engine's value at 
 NEAR_COLLISION = 0.1  # the closest pair is a near-collision below this fraction of the neighbours' distance
 
 
-def _canonical_choice(value):
-    """"relative, unique" -> "unique,relative": the answer's ids in the options' order, each once.
-    Anything else (an unknown id) is left for the Literal to refuse with the list of valid values."""
-    if isinstance(value, (list, tuple)):
-        value = ",".join(map(str, value))
-    if not isinstance(value, str):
-        return value
-    ids = [part.strip() for part in value.split(",") if part.strip()]
-    if not set(ids) <= set(OPTIONS):
-        return value
-    return ",".join(option for option in OPTIONS if option in ids)
-
-
-Choice = Annotated[Literal[CHOICES], BeforeValidator(_canonical_choice)]
-
-
 class PositionEncodingParams(VisualParams):
     length: int = Field(default=64, ge=2, le=512)
     d_model: int = Field(default=32, ge=2, le=256)
     train_length: int = Field(default=32, ge=1, le=512)
-    choice: Choice = ""  # the options the student ticked in Q7 ("" on a page without an answer)
+    choice: option_choice(OPTIONS) = ""  # the options the student ticked in Q7 ("" on a page without an answer)
 
     @model_validator(mode="after")
     def _consistent(self) -> PositionEncodingParams:
         if self.d_model % 2:
-            raise ValueError(
-                f"d_model must be even, got {self.d_model}: each frequency needs a sine and a cosine "
-                "column, which is what makes PE(p)·PE(p+k) depend only on k"
-            )
+            raise ValueError(f"d_model must be even, got {self.d_model}: each frequency needs a sine and a cosine "
+                             "column, which is what makes PE(p)·PE(p+k) depend only on k")
         if self.train_length > self.length:
-            raise ValueError(
-                f"train_length ({self.train_length}) must be at most length ({self.length}): "
-                "lower the training length or show more positions"
-            )
+            raise ValueError(f"train_length ({self.train_length}) must be at most length ({self.length}): "
+                             "lower the training length or show more positions")
         return self
 
 
 @dataclass(frozen=True)
-class Wave:
-    """One frequency pair of (c): dimensions 2i (sine) and 2i+1 (cosine)."""
-
-    pair: int  # i
-    frequency: float  # ω_i = 10000^(-2i/d), read off the engine's row for p = 1
+class Wave:  # one frequency pair i of (c): dimensions 2i (sine) and 2i+1 (cosine)
+    pair: int
     period: float  # 2π / ω_i, in positions
     fine_sine: np.ndarray  # (samples,) sin(p ω_i) at the fine positions
     fine_cosine: np.ndarray  # (samples,) cos(p ω_i)
@@ -85,94 +57,18 @@ class Wave:
 class PositionEncodingResult:
     encoding: np.ndarray  # (length, d_model) from the engine
     similarity: np.ndarray  # (length, length) PE(p)·PE(q)
-    self_similarity: float  # PE(p)·PE(p) = d_model / 2, the diagonal
     relative_spread: float  # max |PE(p)·PE(q) − PE(0)·PE(|q − p|)| over all p, q
     offset_distance: np.ndarray  # (length,) ||PE(0) − PE(k)|| for k = 0..length-1
     distance_spread: float  # max | ||PE(p) − PE(q)|| − offset_distance[|q − p|] | over all p, q
     closest_offset: int  # the k >= 1 with the smallest distance: every pair k apart is that close
     min_distance: float  # offset_distance[closest_offset]
-    neighbour_distance: float  # offset_distance[1]
+    near_collision: bool  # min_distance is under NEAR_COLLISION of the neighbours' distance
     waves: tuple[Wave, ...]
     fine_positions: np.ndarray  # (samples,) p from 0 to length - 1, FINE_SAMPLES per position
     train_length: int
     prefix_difference: float | None  # max |engine(train_length) − engine(length)[:train_length]|
     unseen_min_distance: float | None  # smallest distance from a position >= train_length to a trained one
-    unseen_closest: tuple[int, int] | None  # (trained q, unseen p) at that distance
     chosen: tuple[str, ...]  # the option ids the student ticked, in the options' order
-
-    @property
-    def answered(self) -> bool:
-        return bool(self.chosen)
-
-    @property
-    def missed(self) -> tuple[str, ...]:
-        return tuple(option for option in OPTIONS if option not in self.chosen) if self.chosen else ()
-
-    @property
-    def near_collision(self) -> bool:
-        return self.min_distance < NEAR_COLLISION * self.neighbour_distance
-
-
-def wave_pairs(d_model: int) -> tuple[int, ...]:
-    """The frequency pairs i drawn in (c): the fastest (0), the slowest (d/2 − 1) and evenly between."""
-    last = d_model // 2 - 1
-    return tuple(dict.fromkeys(round(step * last / (WAVE_ROWS - 1)) for step in range(WAVE_ROWS)))
-
-
-def position_encoding_result(params: PositionEncodingParams) -> PositionEncodingResult:
-    encoding = sinusoidal_positional_encoding(params.length, params.d_model)  # (length, d_model)
-    length, d_model = encoding.shape
-
-    # (a) Relative: the Gram matrix, checked against its first row at the same offset |q − p|.
-    similarity = encoding @ encoding.T  # (length, length)
-    offsets = np.abs(np.subtract.outer(np.arange(length), np.arange(length)))  # (length, length) |q - p|
-    relative_spread = float(np.max(np.abs(similarity - similarity[0][offsets])))
-
-    # (b) Unique: ||PE(p) − PE(q)||² = |PE(p)|² + |PE(q)|² − 2 PE(p)·PE(q), clipped at 0 against rounding,
-    # against the distances from position 0 taken directly.
-    squared_norms = np.diag(similarity)
-    distances = np.sqrt(np.clip(squared_norms[:, None] + squared_norms[None, :] - 2.0 * similarity, 0.0, None))
-    offset_distance = np.sqrt(np.einsum("kd,kd->k", encoding - encoding[0], encoding - encoding[0]))  # (length,)
-    distance_spread = float(np.max(np.abs(distances - offset_distance[offsets])))
-    closest_offset = 1 + int(np.argmin(offset_distance[1:]))
-
-    # (c) Any length: ω_i = atan2(sin ω_i, cos ω_i) from the engine's row p = 1 (ω_i lies in (0, 1]), so the
-    # curves between integer positions are the same formula and pass through the engine's values.
-    fine_positions = np.linspace(0.0, length - 1, FINE_SAMPLES * (length - 1) + 1)  # (samples,)
-    waves = []
-    for pair in wave_pairs(d_model):
-        frequency = float(math.atan2(encoding[1, 2 * pair], encoding[1, 2 * pair + 1]))
-        angles = fine_positions * frequency
-        waves.append(Wave(pair, frequency, 2 * math.pi / frequency, np.sin(angles), np.cos(angles)))
-
-    train_length = params.train_length
-    prefix_difference = unseen_min_distance = unseen_closest = None
-    if train_length < length:
-        trained = sinusoidal_positional_encoding(train_length, d_model)  # the table a length-T run would use
-        prefix_difference = float(np.max(np.abs(trained - encoding[:train_length])))
-        to_trained = distances[train_length:, :train_length]  # (unseen, trained)
-        unseen, trained_position = np.unravel_index(int(np.argmin(to_trained)), to_trained.shape)
-        unseen_min_distance = float(to_trained[unseen, trained_position])
-        unseen_closest = (int(trained_position), int(train_length + unseen))
-
-    return PositionEncodingResult(
-        encoding=encoding,
-        similarity=similarity,
-        self_similarity=float(similarity[0, 0]),
-        relative_spread=relative_spread,
-        offset_distance=offset_distance,
-        distance_spread=distance_spread,
-        closest_offset=closest_offset,
-        min_distance=float(offset_distance[closest_offset]),
-        neighbour_distance=float(offset_distance[1]),
-        waves=tuple(waves),
-        fine_positions=fine_positions,
-        train_length=train_length,
-        prefix_difference=prefix_difference,
-        unseen_min_distance=unseen_min_distance,
-        unseen_closest=unseen_closest,
-        chosen=tuple(part for part in params.choice.split(",") if part),
-    )
 
 
 def format_period(period: float) -> str:
@@ -180,70 +76,25 @@ def format_period(period: float) -> str:
     return f"{period:,.0f}" if period >= 1000 else f"{period:.3g}"
 
 
-def within(spread: float) -> str:
-    """How closely two computations agree: "exactly" or "to within 7.1e-15"."""
-    return "exactly" if spread == 0 else f"to within {format_small(spread)}"
-
-
-def unseen_span(train_length: int, length: int) -> str:
-    """The positions past training, with their verb: "positions 32 to 63 are", "position 63 is"."""
-    if train_length == length - 1:
-        return f"position {train_length} is"
-    return f"positions {train_length} to {length - 1} are"
-
-
-def option_list(options) -> str:
-    names = [f"'{OPTION_NAMES[option]}' {OPTION_PANELS[option]}" for option in options]
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-
-
 def choice_sentence(result: PositionEncodingResult) -> str:
     """What the student ticked and, since all three options are correct, which true ones they left out."""
-    if not result.answered:
+    def listed(options):
+        names = [f"'{option.replace('-', ' ')}' {PANELS[option]}" for option in options]
+        return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+    missed = [option for option in OPTIONS if option not in result.chosen]
+    if not result.chosen:
         return "All three properties hold, so all three options are correct."
-    if not result.missed:
+    if not missed:
         return ("You ticked all three options, and each is correct: each panel shows one property holding "
                 "for this encoding.")
-    verb = "is" if len(result.missed) == 1 else "are"
-    return (f"You ticked {option_list(result.chosen)}; {option_list(result.missed)} {verb} correct too, as "
-            f"{'its panel shows' if len(result.missed) == 1 else 'their panels show'}: all three options "
-            "are correct.")
-
-
-def turns_of_the_fastest_wave(k: int) -> int:
-    """The whole number of turns of the fastest wave (ω_0 = 1, period 2π) nearest to k positions."""
-    return round(k / (2 * math.pi))
-
-
-def uniqueness_sentence(result: PositionEncodingResult, d_model: int) -> str:
-    """(b)'s claim in words, honest about the closest pair at every width."""
-    length = len(result.encoding)
-    k = result.closest_offset
-    closest = format_small(result.min_distance)
-    neighbours = format_small(result.neighbour_distance)
-    if length == 2:
-        sentence = (f"The only pair, positions 0 and 1, is {closest} apart, so the two positions have different "
-                    "encodings")
-    elif k == 1:
-        sentence = (f"The closest positions are neighbours (k = 1), {closest} apart; every pair further apart is "
-                    "further away, and no distance for k ≥ 1 is 0, so no two positions share an encoding")
-    else:
-        turns = turns_of_the_fastest_wave(k)
-        sentence = (f"The closest positions are {k} apart (positions 0 and {k}, or any pair {k} apart): "
-                    f"{closest}, closer than neighbours ({neighbours}), because {k} ≈ {turns} × 2π = "
-                    f"{turns * 2 * math.pi:.2f} is nearly a whole number of turns of the fastest wave. No distance "
-                    "for k ≥ 1 is 0, so no two positions share an encoding")
-    if d_model == 2:
-        sentence += ("; with d_model = 2 the encoding is a single sine and cosine pair, a point going round a "
-                     "circle every 2π ≈ 6.28 positions, and whole-numbered positions never land exactly on each other "
-                     "only because 2π is irrational")
-    if result.near_collision:
-        sentence += (f"; at under a tenth of the neighbours' distance, positions 0 and {k} nearly collide")
-    return sentence + "."
+    verb, shown = ("is", "its panel shows") if len(missed) == 1 else ("are", "their panels show")
+    return (f"You ticked {listed(result.chosen)}; {listed(missed)} {verb} correct too, as {shown}: all three "
+            "options are correct.")
 
 
 @register
-class PositionEncodingKind(VisualKind):
+class PositionEncodingKind(VisualKind[PositionEncodingResult]):
     name = "position-encoding"
     title = "Sinusoidal positional encoding: unique, relative, any length"
     Params = PositionEncodingParams
@@ -259,20 +110,82 @@ class PositionEncodingKind(VisualKind):
     narrow_inches = (NARROW_WIDTH, 10.3)
 
     def compute(self, params: PositionEncodingParams) -> PositionEncodingResult:
-        return position_encoding_result(params)
+        encoding = sinusoidal_positional_encoding(params.length, params.d_model)  # (length, d_model)
+        length, d_model = encoding.shape
+
+        # (a) Relative: the Gram matrix, checked against its first row at the same offset |q − p|.
+        similarity = encoding @ encoding.T  # (length, length)
+        offsets = np.abs(np.subtract.outer(np.arange(length), np.arange(length)))  # (length, length) |q - p|
+        relative_spread = float(np.max(np.abs(similarity - similarity[0][offsets])))
+
+        # (b) Unique: ||PE(p) − PE(q)||² = |PE(p)|² + |PE(q)|² − 2 PE(p)·PE(q), clipped at 0 against rounding,
+        # against the distances from position 0 taken directly.
+        squared_norms = np.diag(similarity)
+        distances = np.sqrt(np.clip(squared_norms[:, None] + squared_norms[None, :] - 2.0 * similarity, 0.0, None))
+        offset_distance = np.sqrt(np.einsum("kd,kd->k", encoding - encoding[0], encoding - encoding[0]))  # (length,)
+        distance_spread = float(np.max(np.abs(distances - offset_distance[offsets])))
+        closest_offset = 1 + int(np.argmin(offset_distance[1:]))
+        min_distance = float(offset_distance[closest_offset])
+
+        # (c) Any length: ω_i = atan2(sin ω_i, cos ω_i) from the engine's row p = 1 (ω_i lies in (0, 1]), so the
+        # curves between integer positions are the same formula and pass through the engine's values. The pairs
+        # drawn: the fastest (0), the slowest (d/2 − 1) and evenly between.
+        fine_positions = np.linspace(0.0, length - 1, FINE_SAMPLES * (length - 1) + 1)  # (samples,)
+        waves = []
+        for pair in dict.fromkeys(round(step * (d_model // 2 - 1) / (WAVE_ROWS - 1)) for step in range(WAVE_ROWS)):
+            frequency = math.atan2(encoding[1, 2 * pair], encoding[1, 2 * pair + 1])
+            angles = fine_positions * frequency
+            waves.append(Wave(pair, 2 * math.pi / frequency, np.sin(angles), np.cos(angles)))
+
+        train_length = params.train_length
+        prefix_difference = unseen_min_distance = None
+        if train_length < length:
+            trained = sinusoidal_positional_encoding(train_length, d_model)  # the table a length-T run would use
+            prefix_difference = float(np.max(np.abs(trained - encoding[:train_length])))
+            unseen_min_distance = float(distances[train_length:, :train_length].min())  # (unseen, trained)
+
+        return PositionEncodingResult(
+            encoding=encoding, similarity=similarity, relative_spread=relative_spread, offset_distance=offset_distance,
+            distance_spread=distance_spread, closest_offset=closest_offset, min_distance=min_distance,
+            near_collision=bool(min_distance < NEAR_COLLISION * offset_distance[1]), waves=tuple(waves),
+            fine_positions=fine_positions, train_length=train_length, prefix_difference=prefix_difference,
+            unseen_min_distance=unseen_min_distance, chosen=chosen(params.choice),
+        )
 
     def alt(self, params: PositionEncodingParams, result: PositionEncodingResult) -> str:
         length, d_model = result.encoding.shape
-        train_length = result.train_length
+        train_length, k, closest = result.train_length, result.closest_offset, format_small(result.min_distance)
+
+        def within(spread: float) -> str:  # how closely two computations agree
+            return "exactly" if spread == 0 else f"to within {format_small(spread)}"
+
         alt = (
             f"Sinusoidal positional encoding for positions 0 to {length - 1} with d_model = {d_model}. "
             f"(a) Relative: the matrix of dot products PE(p)·PE(q) is constant along every diagonal: each entry "
             f"equals PE(0)·PE(|q − p|) {within(result.relative_spread)}, so it depends only on the offset, not on "
-            f"the position; its diagonal is PE(p)·PE(p) = {format_small(result.self_similarity)}. "
+            f"the position; its diagonal is PE(p)·PE(p) = {format_small(result.similarity[0, 0])}. "
             f"(b) Unique: the distance ‖PE(p) − PE(p+k)‖ against the offset k, the same for every p "
             f"({within(result.distance_spread)}). "
-            f"{uniqueness_sentence(result, d_model)} "
         )
+        if length == 2:  # (b)'s claim, honest about the closest pair at every width
+            alt += (f"The only pair, positions 0 and 1, is {closest} apart, so the two positions have different "
+                    "encodings")
+        elif k == 1:
+            alt += (f"The closest positions are neighbours (k = 1), {closest} apart; every pair further apart is "
+                    "further away, and no distance for k ≥ 1 is 0, so no two positions share an encoding")
+        else:
+            turns = round(k / (2 * math.pi))  # whole turns of the fastest wave (ω_0 = 1, period 2π) nearest to k
+            alt += (f"The closest positions are {k} apart (positions 0 and {k}, or any pair {k} apart): "
+                    f"{closest}, closer than neighbours ({format_small(result.offset_distance[1])}), because {k} ≈ "
+                    f"{turns} × 2π = {turns * 2 * math.pi:.2f} is nearly a whole number of turns of the fastest "
+                    "wave. No distance for k ≥ 1 is 0, so no two positions share an encoding")
+        if d_model == 2:
+            alt += ("; with d_model = 2 the encoding is a single sine and cosine pair, a point going round a circle "
+                    "every 2π ≈ 6.28 positions, and whole-numbered positions never land exactly on each other only "
+                    "because 2π is irrational")
+        if result.near_collision:
+            alt += f"; at under a tenth of the neighbours' distance, positions 0 and {k} nearly collide"
+        alt += ". "
         periods = [format_period(wave.period) for wave in result.waves]
         if len(result.waves) == 1:
             alt += (f"(c) Any length: the one sine and cosine pair, of period {periods[0]} positions, drawn from "
@@ -282,23 +195,19 @@ class PositionEncodingKind(VisualKind):
                     f"{length - 1}; the waves slow down from dimension 0 to dimension {d_model - 1} (periods "
                     f"{', '.join(periods)} positions). ")
         if result.prefix_difference is not None:
+            unseen = (f"position {train_length} is" if train_length == length - 1
+                      else f"positions {train_length} to {length - 1} are")
             alt += (
-                f"Past the training length {train_length}, {unseen_span(train_length, length)} defined by the "
-                f"same formula: the first {plural(train_length, 'position')} get the same encoding whether the "
-                f"engine computes {train_length} or {length} positions (difference "
-                f"{format_small(result.prefix_difference)}), and no position past training comes closer than "
-                f"{format_small(result.unseen_min_distance)} to a trained one. "
+                f"Past the training length {train_length}, {unseen} defined by the same formula: the first "
+                f"{plural(train_length, 'position')} get the same encoding whether the engine computes {train_length} "
+                f"or {length} positions (difference {format_small(result.prefix_difference)}), and no position past "
+                f"training comes closer than {format_small(result.unseen_min_distance)} to a trained one. "
             )
         else:
-            every = "Both" if length == 2 else f"All {length}"
-            alt += (f"{every} positions lie within the training length {train_length}, so nothing lies "
-                    "beyond it here; lower the training length to see positions no training sequence reached. ")
+            alt += (f"{'Both' if length == 2 else f'All {length}'} positions lie within the training length "
+                    f"{train_length}, so nothing lies beyond it here; lower the training length to see positions no "
+                    "training sequence reached. ")
         return alt + choice_sentence(result)
-
-    def draw(self, params: PositionEncodingParams, result: PositionEncodingResult, inches):
-        from app.plots.position_encoding import draw_position_encoding
-
-        return draw_position_encoding(result, inches)
 
     def caption(self, params: PositionEncodingParams, result: PositionEncodingResult) -> str:
         length, d_model = result.encoding.shape
@@ -311,19 +220,17 @@ class PositionEncodingKind(VisualKind):
             "PE[p, 2i] = sin(p·ω_i) and PE[p, 2i+1] = cos(p·ω_i) with ω_i = 10000^(−2i/d) (Vaswani et al. 2017, "
             "§3.5), computed by the engine. (a) Each sine has a cosine partner at the same frequency, so "
             "PE(p)·PE(q) = Σ_i cos((q − p)·ω_i): one value per offset, the same along each diagonal, and "
-            f"PE(p)·PE(p) = d/2 = {format_small(result.self_similarity)}. (b) ‖PE(p) − PE(q)‖² = d − "
+            f"PE(p)·PE(p) = d/2 = {format_small(result.similarity[0, 0])}. (b) ‖PE(p) − PE(q)‖² = d − "
             f"2·PE(p)·PE(q); for the closest offset k = {k}, PE(0)·PE({k}) = {dot:.{decimals}f}, so the distance "
             f"is √({d_model} − 2·{dot:.{decimals}f}) = √{format_small(squared)} = {format_small(result.min_distance)}. "
             "A collision would need every cos(k·ω_i) = 1, k a whole number of turns of every wave at once, which "
             "the fastest wave (ω_0 = 1, period 2π) never allows for a whole k ≥ 1, since π is irrational. "
             "(c) The curves are the formula at every p, "
+            + ("the dots the engine's values at whole positions; " if length <= DOTTED_LENGTH
+               else "passing through the engine's values at whole positions; ")
+            + "nothing in it depends on the sequence length, so a position past the training length gets an "
+            "encoding too, where a learned table of positions has no row."
         )
-        if length <= DOTTED_LENGTH:
-            caption += "the dots the engine's values at whole positions; "
-        else:
-            caption += "passing through the engine's values at whole positions; "
-        caption += ("nothing in it depends on the sequence length, so a position past the training length gets an "
-                    "encoding too, where a learned table of positions has no row.")
         if result.train_length < length:
             caption += (f" The dashed square in (a) holds the {plural(result.train_length, 'trained position')}; "
                         "the diagonals run on past it unchanged.")
@@ -331,6 +238,9 @@ class PositionEncodingKind(VisualKind):
             caption += (f" With {length} positions a cell of (a) is smaller than a pixel: the image averages "
                         "neighbouring cells, so stripes finer than a pixel (the fastest wave turns every 6.28 "
                         "positions) fade to their mean.")
-        if result.answered:
-            caption += " " + choice_sentence(result)
-        return caption
+        return caption + (" " + choice_sentence(result) if result.chosen else "")
+
+    def draw(self, params: PositionEncodingParams, result: PositionEncodingResult, inches):
+        from app.plots.position_encoding import draw_position_encoding
+
+        return draw_position_encoding(result, inches)

@@ -11,25 +11,14 @@ import numpy as np
 from pydantic import Field
 
 from .. import register
-from ..base import (
-    NARROW_WIDTH,
-    WIDTH,
-    Control,
-    Sentence,
-    VisualKind,
-    VisualParams,
-    chosen,
-    estimated_width,
-    line_height,
-    option_choice,
-)
+from ..base import (NARROW_WIDTH, WIDTH, Control, Sentence, VisualKind, VisualParams, chosen, estimated_width,
+                    line_height, option_choice)
 from ..toy import MAX_TOKENS, column_names, embed, project_qkv, tokenize, unknown_words
-from ..words import symmetric_limit, unknown_words_sentence
+from ..words import plural, symmetric_limit, unknown_words_sentence
 
 D_MODEL_MIN, D_MODEL_MAX = 2, 16
 D_K_MIN, D_K_MAX = 1, 16
-
-
+MAX_NAMED_COLUMNS = 8  # X's columns carry the feature names up to here; beyond, they only fit as numbers
 OPTIONS = ("values", "keys", "queries", "embeddings")  # the question's option ids; all but embeddings are right
 
 
@@ -56,26 +45,10 @@ class QkvResult:
     limit: float  # the one colour half-range of all seven panels: their largest |entry|
     unknown: tuple[str, ...]
 
-
-def qkv_result(params: QkvProjectionsParams) -> QkvResult:
-    tokens = tokenize(params.sentence, MAX_TOKENS)
-    x = embed(tokens, params.d_model)  # (N, d_model)
-    projections = project_qkv(x, params.d_k, seed=params.seed)
-    return QkvResult(
-        tokens=tuple(tokens),
-        feature_names=column_names(params.d_model),
-        x=x,
-        w_q=projections.w_q,
-        w_k=projections.w_k,
-        w_v=projections.w_v,
-        q=projections.q,
-        k=projections.k,
-        v=projections.v,
-        seed=params.seed,
-        limit=symmetric_limit(x, projections.w_q, projections.w_k, projections.w_v,
-                              projections.q, projections.k, projections.v),
-        unknown=tuple(unknown_words(tokens)),
-    )
+    @property
+    def matrices(self) -> dict[str, np.ndarray]:
+        """The seven panels, top to bottom in the phone figure: X, then each W above its product."""
+        return {"x": self.x, "w_q": self.w_q, "q": self.q, "w_k": self.w_k, "k": self.k, "w_v": self.w_v, "v": self.v}
 
 
 def cell_text(value: float) -> str:
@@ -100,7 +73,7 @@ BAR_INSET = 0.2  # room each side of the colour bar for half its end labels ("�
 
 @dataclass(frozen=True)
 class Panel:
-    """Where one heatmap goes in the phone figure, in inches from the top-left corner."""
+    """Where one heatmap (or the colour bar) goes in the phone figure, in inches from the top-left corner."""
 
     left: float
     top: float
@@ -109,56 +82,30 @@ class Panel:
     numbered: bool  # its cells carry their numbers
 
 
-@dataclass(frozen=True)
-class NarrowPlan:
-    width: float
-    height: float
-    panels: dict  # "x", "w_q", "q", "w_k", "k", "w_v", "v" -> Panel
-    colorbar: Panel
-    named_columns: bool  # X's columns carry the feature names (else every 4th column number)
-
-
-def narrow_plan(result: QkvResult) -> NarrowPlan:
-    """The phone figure's panels: each as wide as its columns allow (cells up to MAX_CELL), its numbers
-    written where the widest number fits its cells, rows tall enough for 8 pt labels."""
-    n, d_model = result.x.shape
-    d_k = result.q.shape[1]
-    named_columns = d_model <= 8
-    left = EDGE + line_height(NARROW_FONT) + LABEL_PAD + TICK + estimated_width(
-        [*result.tokens, *result.feature_names], NARROW_FONT)
+def narrow_plan(result: QkvResult) -> tuple[float, dict[str, Panel]]:
+    """The phone figure's height and its panels (result.matrices' names and "colorbar"): each as wide as its
+    columns allow (cells up to MAX_CELL), its numbers written where the widest number fits its cells, rows
+    tall enough for 8 pt labels."""
+    line = line_height(NARROW_FONT)
+    left = EDGE + line + LABEL_PAD + TICK + estimated_width([*result.tokens, *result.feature_names], NARROW_FONT)
     room = NARROW_WIDTH - left - EDGE
-    widest = {name: estimated_width([cell_text(v) for v in matrix.ravel()], NARROW_FONT) for name, matrix in (
-        ("x", result.x), ("w_q", result.w_q), ("w_k", result.w_k), ("w_v", result.w_v), ("q", result.q),
-        ("k", result.k), ("v", result.v))}
-    panels = {}
-    top = EDGE
-
-    def place(name: str, rows: int, cols: int, title_lines: int) -> float:
-        nonlocal top
+    x_ticks = estimated_width(result.feature_names, NARROW_FONT) if result.x.shape[1] <= MAX_NAMED_COLUMNS else line
+    panels, top = {}, EDGE
+    for name, matrix in result.matrices.items():
+        rows, cols = matrix.shape
         cell = min(room / cols, MAX_CELL)
-        numbered = widest[name] <= 0.85 * cell and rows * cols <= 256
-        top += title_lines * line_height(NARROW_TITLE) + TITLE_PAD
+        widest = estimated_width([cell_text(v) for v in matrix.ravel()], NARROW_FONT)
+        numbered = widest <= 0.85 * cell and matrix.size <= 256
+        top += (2 if name == "x" else 1) * line_height(NARROW_TITLE) + TITLE_PAD
         height = rows * (NUMBERED_ROW if numbered else PLAIN_ROW)
         panels[name] = Panel(left, top, cols * cell, height, numbered)
         top += height
-        return top
-
-    place("x", n, d_model, 2)
-    column_labels = estimated_width(result.feature_names, NARROW_FONT) if named_columns else line_height(NARROW_FONT)
-    top += TICK + column_labels + LABEL_PAD + line_height(NARROW_FONT) + BLOCK_GAP
-    for key in ("q", "k", "v"):
-        place(f"w_{key}", d_model, d_k, 1)
-        top += PANEL_GAP
-        place(key, n, d_k, 1)
-        top += TICK + line_height(NARROW_FONT) + LABEL_PAD + line_height(NARROW_FONT) + BLOCK_GAP
-    colorbar = Panel(left + BAR_INSET, top, room - 2 * BAR_INSET, BAR_HEIGHT, False)
-    top += BAR_HEIGHT + TICK + line_height(NARROW_FONT) + LABEL_PAD + line_height(NARROW_FONT) + EDGE
-    return NarrowPlan(NARROW_WIDTH, round(top, 2), panels, colorbar, named_columns)
-
-
-def _largest_entry(result: QkvResult, name: str, matrix: np.ndarray) -> str:
-    row, column = np.unravel_index(int(np.argmax(np.abs(matrix))), matrix.shape)
-    return f"{name} {matrix[row, column]:+.2f} (token '{result.tokens[row]}', column {column + 1})"
+        if name.startswith("w_"):
+            top += PANEL_GAP  # a W's columns are its product's, labelled under that
+        else:  # tick labels (X's: turned names, or numbers), then the axis label
+            top += TICK + (x_ticks if name == "x" else line) + LABEL_PAD + line + BLOCK_GAP
+    panels["colorbar"] = Panel(left + BAR_INSET, top, room - 2 * BAR_INSET, BAR_HEIGHT, False)
+    return round(top + BAR_HEIGHT + TICK + line + LABEL_PAD + line + EDGE, 2), panels
 
 
 @register
@@ -181,50 +128,47 @@ class QkvProjectionsKind(VisualKind):
                       result: QkvResult | None = None) -> tuple[float, float]:
         if layout != "narrow":
             return self.inches
-        plan = narrow_plan(result if result is not None else self.compute(params))
-        return plan.width, plan.height
+        return NARROW_WIDTH, narrow_plan(result if result is not None else self.compute(params))[0]
 
     def compute(self, params: QkvProjectionsParams) -> QkvResult:
-        return qkv_result(params)
+        tokens = tokenize(params.sentence, MAX_TOKENS)
+        x = embed(tokens, params.d_model)  # (N, d_model)
+        p = project_qkv(x, params.d_k, seed=params.seed)
+        return QkvResult(tuple(tokens), column_names(params.d_model), x, p.w_q, p.w_k, p.w_v, p.q, p.k, p.v,
+                         params.seed, symmetric_limit(x, p.w_q, p.w_k, p.w_v, p.q, p.k, p.v),
+                         tuple(unknown_words(tokens)))
 
     def alt(self, params: QkvProjectionsParams, result: QkvResult) -> str:
         n, d_model = result.x.shape
         d_k = result.q.shape[1]
-        largest = "; ".join(
-            _largest_entry(result, name, matrix) for name, matrix in (("Q", result.q), ("K", result.k), ("V", result.v))
-        )
+        largest = []
+        for name, matrix in (("Q", result.q), ("K", result.k), ("V", result.v)):
+            row, column = np.unravel_index(int(np.argmax(np.abs(matrix))), matrix.shape)
+            largest.append(f"{name} {matrix[row, column]:+.2f} (token '{result.tokens[row]}', column {column + 1})")
         text = (
-            f"Input embeddings X ({n}×{d_model}: {n} token{'s' if n != 1 else ''} '{' '.join(result.tokens)}' × "
-            f"{d_model} features) are the "
-            f"layer's input. Queries, keys and values are computed from X by the learned matrices W_Q, W_K and W_V "
-            f"(each {d_model}×{d_k}): Q = X·W_Q, K = X·W_K and V = X·W_V, each {n}×{d_k}, one row per token. "
-            f"Largest |entry|: {largest}. Colours: one diverging scale from {-result.limit:.2f} to "
-            f"{result.limit:.2f} shared by all panels; random weights, seed {result.seed}."
+            f"Input embeddings X ({n}×{d_model}: {plural(n, 'token')} '{' '.join(result.tokens)}' × {d_model} "
+            f"features) are the layer's input. Queries, keys and values are computed from X by the learned "
+            f"matrices W_Q, W_K and W_V (each {d_model}×{d_k}): Q = X·W_Q, K = X·W_K and V = X·W_V, each "
+            f"{n}×{d_k}, one row per token. Largest |entry|: {'; '.join(largest)}. Colours: one diverging scale "
+            f"from {-result.limit:.2f} to {result.limit:.2f} shared by all panels; random weights, seed {result.seed}."
         )
-        if result.unknown:
-            text += " " + unknown_words_sentence(result.unknown)
-        return text
+        return text + (" " + unknown_words_sentence(result.unknown) if result.unknown else "")
 
     def draw(self, params: QkvProjectionsParams, result: QkvResult, inches):
-        from app.plots.qkv_projections import draw_qkv_projections
+        from app.plots.qkv_projections import draw_qkv_narrow, draw_qkv_projections
 
         if inches[0] == NARROW_WIDTH:
-            from app.plots.qkv_projections import draw_qkv_narrow
-
-            return draw_qkv_narrow(result, narrow_plan(result), inches)
+            return draw_qkv_narrow(result, narrow_plan(result)[1], inches)
         return draw_qkv_projections(result, inches)
 
     def caption(self, params: QkvProjectionsParams, result: QkvResult) -> str:
-        caption = (
-            "The word embeddings X are the layer's input: they are looked up, not computed by the "
-            "attention layer. Queries, keys and values are computed from X by learned linear maps "
-            "(Q = X·W_Q, K = X·W_K, V = X·W_V, one dense layer each). Each product has X's rows, one "
-            "per token, and its W's columns, and is drawn under its W: a column of the product sits "
-            "under the column of W that makes it. Every panel "
-            "uses one diverging colour scale, symmetric about 0 and set by the largest |entry| of "
-            f"all seven matrices. The weights are random (seed {params.seed}), not trained, and the "
-            "embeddings are toy features (constructed illustration, not a trained model)."
-        )
+        caption = ("The word embeddings X are the layer's input: they are looked up, not computed by the attention "
+                   "layer. Queries, keys and values are computed from X by learned linear maps (Q = X·W_Q, K = X·W_K, "
+                   "V = X·W_V, one dense layer each). Each product has X's rows, one per token, and its W's columns, "
+                   "and is drawn under its W: a column of the product sits under the column of W that makes it. Every "
+                   "panel uses one diverging colour scale, symmetric about 0 and set by the largest |entry| of all "
+                   f"seven matrices. The weights are random (seed {params.seed}), not trained, and the embeddings are "
+                   "toy features (constructed illustration, not a trained model).")
         if result.unknown:
             caption += " Not in the toy lexicon, so given pseudo-random features: " + ", ".join(result.unknown) + "."
         return caption + choice_sentence(chosen(params.choice))
@@ -234,8 +178,8 @@ def choice_sentence(ticked: tuple[str, ...]) -> str:
     """What the figure says about the student's ticks ("" when none are known)."""
     if not ticked:
         return ""
-    text = ""
     missed = [name for name in ("queries", "keys", "values") if name not in ticked]
+    text = ""
     if missed:
         text += (f" You left {' and '.join(missed)} unticked, but the figure computes "
                  f"{'them' if len(missed) > 1 else 'it'} from X with a learned matrix.")
@@ -245,7 +189,3 @@ def choice_sentence(ticked: tuple[str, ...]) -> str:
     if not missed and "embeddings" not in ticked:
         text += " You ticked queries, keys and values, each a learned map of X, and left X itself out: right."
     return text
-
-
-__all__ = ["NarrowPlan", "QkvProjectionsKind", "QkvProjectionsParams", "QkvResult", "cell_text", "narrow_plan",
-           "qkv_result"]

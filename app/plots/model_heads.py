@@ -1,0 +1,115 @@
+"""Draws the model-heads visual: one head as links from queries (left) to keys (right), opacity and width = weight;
+or every head of a layer as 0-to-1 heatmaps, rows queries and columns keys. Fixed positions, no layout engine."""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.collections import LineCollection
+from matplotlib.figure import Figure
+
+from app.visuals.kinds.attention_playground import short
+from app.visuals.kinds.model_heads import (BAR_ROOM, EDGE, FONT, GRID_COLUMNS, GRID_GAP, PITCH, TITLE, TITLE_PAD,
+                                           grid_side)
+from app.visuals.model import CHARACTER_LETTERS, CHARACTERS, drawable
+
+from .figure import SEQUENTIAL, TICK, line_height, new_figure, text_width
+
+LEGEND = "P previous token, N next, C [CLS], S [SEP], b broad"
+LINK_SPAN = 2.2  # inches between the query and the key columns at most
+LINK_COLOUR = np.array([0.19, 0.41, 0.56])  # viridis at 0.35: a blue that reads on white at any opacity
+
+
+def _box(figure: Figure, left: float, top: float, width: float, height: float):
+    """Axes `width` × `height` inches, `left` and `top` inches from the figure's top-left corner."""
+    figure_width, figure_height = figure.get_size_inches()
+    return figure.add_axes((left / figure_width, 1 - (top + height) / figure_height, width / figure_width,
+                            height / figure_height))
+
+
+def _labels(tokens) -> list[str]:
+    return [short(drawable(token)) for token in tokens]
+
+
+def draw_links(result, inches: tuple[float, float]) -> Figure:
+    """result: a ModelHeadsResult with one head. Token i's query on the left and its key on the right, row i from
+    the top; a line from query i to key j for every pair, its opacity and width the weight a[i, j]."""
+    figure = new_figure(*inches, layout=None)
+    width, _ = inches
+    (head,) = result.heads
+    weights = result.weights[0]  # (N, N)
+    n = len(result.tokens)
+    labels = _labels(result.tokens)
+    label_width = text_width(figure, labels, FONT)
+    top = EDGE + 2 * line_height(TITLE) + TITLE_PAD
+    span = min(width - 2 * (EDGE + label_width + TICK), LINK_SPAN)  # steep enough to see where a line goes
+    ax = _box(figure, EDGE + label_width + TICK, top, span, n * PITCH)
+    ax.set_axis_off()
+    ax.set(xlim=(0, 1), ylim=(n - 0.5, -0.5))
+    queries, keys = np.indices(weights.shape)  # (N, N) each
+    segments = np.stack([np.column_stack([np.zeros(n * n), queries.ravel()]),
+                         np.column_stack([np.ones(n * n), keys.ravel()])], axis=1)  # (N², 2 points, xy)
+    colours = np.column_stack([np.tile(LINK_COLOUR, (n * n, 1)), weights.ravel()])  # RGBA, alpha = weight
+    ax.add_collection(LineCollection(segments, colors=colours, linewidths=0.3 + 2.7 * weights.ravel(),
+                                     capstyle="round"))
+    for index, label in enumerate(labels):
+        ax.text(-0.02, index, label, ha="right", va="center", fontsize=FONT, clip_on=False)
+        ax.text(1.02, index, label, ha="left", va="center", fontsize=FONT, clip_on=False)
+    figure.text(EDGE / width, 1 - EDGE / inches[1],
+                f"layer {result.layer + 1}, head {head + 1}\nqueries (left) → keys (right); line = weight",
+                ha="left", va="top", fontsize=TITLE, linespacing=1.2)
+    if width - span > 4:  # the wide figure: the head's character beside its links
+        _character_bars(_box(figure, width - 3.0, top, 2.6, min(1.4, max(n * PITCH - 0.5, 0.8))), result, head)
+    return figure
+
+
+def _character_bars(ax, result, head: int) -> None:
+    """The head's mean weight on the previous and next token, [CLS] and [SEP], as bars on 0..1."""
+    characters, layer = result.characters, result.layer
+    shares = [float(characters.share(character)[layer, head]) for character in CHARACTERS]
+    positions = np.arange(len(CHARACTERS))[::-1]
+    ax.barh(positions, shares, color=LINK_COLOUR, height=0.6)
+    ax.set_yticks(positions, labels=["previous", "next", "[CLS]", "[SEP]"], fontsize=FONT)
+    ax.set_xlim(0, 1.2)
+    ax.set_xticks([0, 0.5, 1], labels=["0", "0.5", "1"], fontsize=FONT)
+    for y, share in zip(positions, shares):
+        ax.text(share + 0.03, y, f"{share:.2f}", va="center", fontsize=FONT)
+    ax.spines[["top", "right"]].set_visible(False)
+    entropy = float(characters.entropy[layer, head])
+    kind = "focused" if characters.focused(layer, head) else "broad"
+    ax.set_title(f"mean weight per query; entropy {entropy:.2f} nats: {kind}", loc="left", fontsize=FONT)
+
+
+def draw_grid(result, inches: tuple[float, float]) -> Figure:
+    """result: a ModelHeadsResult with every head of a layer: a heatmap per head, titled with its character. One
+    axes in inches from the figure's top-left corner holds the 12 images (12 axes took 5 times as long, measured)."""
+    figure = new_figure(*inches, layout=None)
+    width, height = inches
+    columns = GRID_COLUMNS["narrow" if width < 5 else "wide"]
+    side = grid_side(width)
+    title = line_height(TITLE) + TITLE_PAD
+    top = EDGE + 2 * line_height(TITLE)
+    figure.text(EDGE / width, 1 - EDGE / height,
+                f"layer {result.layer + 1}, all {len(result.heads)} heads\nrows: queries ↓, columns: keys →",
+                ha="left", va="top", fontsize=TITLE, linespacing=1.2)
+    ax = figure.add_axes((0, 0, 1, 1))
+    ax.set_axis_off()
+    characters = result.characters
+    for index, (head, weights) in enumerate(zip(result.heads, result.weights)):
+        row, column = divmod(index, columns)
+        left, upper = EDGE + 0.25 + column * (side + GRID_GAP), top + title + row * (title + side + GRID_GAP)
+        image = ax.imshow(weights, cmap=SEQUENTIAL, vmin=0.0, vmax=1.0, interpolation="nearest", aspect="auto",
+                          extent=(left, left + side, upper + side, upper))
+        image.set_gid(f"head-{head}")
+        if column == 0:
+            ax.text(left - 0.05, upper + side / 2, "query", rotation=90, ha="right", va="center", fontsize=FONT)
+        label = characters.label(result.layer, head)
+        mark = f" ({CHARACTER_LETTERS[label]})" if label else ""
+        ax.text(left, upper - TITLE_PAD, f"head {head + 1}{mark}", ha="left", va="bottom", fontsize=TITLE,
+                gid=f"title-{head}")
+    ax.set(xlim=(0, width), ylim=(height, 0))
+    bar = _box(figure, EDGE + 0.4, height - BAR_ROOM + 0.02 - line_height(FONT), min(width - 0.8, 3.0), 0.12)
+    colorbar = figure.colorbar(image, cax=bar, orientation="horizontal")
+    colorbar.ax.tick_params(labelsize=FONT)
+    colorbar.set_label("attention weight (0 to 1)", fontsize=FONT)
+    figure.text(EDGE / width, EDGE / height, LEGEND, ha="left", va="bottom", fontsize=FONT)
+    return figure

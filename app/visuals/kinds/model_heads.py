@@ -1,0 +1,155 @@
+"""The "model-heads" visual: a real pretrained Transformer's attention (all-MiniLM-L6-v2, run by our engine) on the
+student's sentence, one head as token-to-token links (BertViz's head view) or every head of a layer as heatmaps."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Literal
+
+import numpy as np
+from pydantic import BeforeValidator, Field
+
+from .. import register
+from ..base import NARROW_WIDTH, WIDTH, Control, VisualKind, VisualParams, line_height
+from ..model import (CHARACTER_WORDS, CHARACTERS, DEFAULT_SENTENCE, FOCUSED_BELOW, MAX_TOKENS, NUM_HEADS, NUM_LAYERS,
+                     SENTENCE_MAX_LENGTH, HeadCharacters, ModelSentence, font_sentence, head_characters, run,
+                     top_keys)
+
+HEADS = tuple(str(head) for head in range(1, NUM_HEADS + 1)) + ("all",)
+FONT = 8.0  # token labels: 8 pt ≈ 11 CSS px in the phone's image, shown at about its own size
+PITCH = 1.35 * line_height(FONT)  # inches from one token's row of the links view to the next
+MODEL = "all-MiniLM-L6-v2"
+EDGE, TITLE_PAD = 0.05, 6 / 72  # as app.plots.figure's
+TITLE = 9.0
+GRID_COLUMNS = {"wide": 4, "narrow": 2}  # the heatmaps of all heads: 4 × 3 wide, 2 × 6 on a phone
+GRID_GAP, BAR_ROOM = 0.12, 0.12 + 7 / 72 + 2 * line_height(FONT) + 4 / 72 + EDGE  # the bar, its numbers, its label
+
+
+def links_height(n: int) -> float:
+    """The links view: two title lines, then a row per token."""
+    return round(EDGE + 2 * line_height(TITLE) + TITLE_PAD + n * PITCH + EDGE, 2)
+
+
+def grid_side(width: float) -> float:
+    """A heatmap's side in the grid of all heads: the width shared by the columns, less the gaps."""
+    columns = GRID_COLUMNS["narrow" if width == NARROW_WIDTH else "wide"]
+    return (width - 2 * EDGE - 0.25 - (columns - 1) * GRID_GAP) / columns  # 0.25: the 'query' label at the left
+
+
+def grid_height(width: float, n: int) -> float:
+    columns = GRID_COLUMNS["narrow" if width == NARROW_WIDTH else "wide"]
+    rows = -(-NUM_HEADS // columns)
+    title = line_height(TITLE) + TITLE_PAD
+    return round(EDGE + 2 * line_height(TITLE) + rows * (title + grid_side(width)) + (rows - 1) * GRID_GAP
+                 + 2 * line_height(FONT) + BAR_ROOM, 2)
+
+
+class ModelHeadsParams(VisualParams):
+    sentence: ModelSentence = DEFAULT_SENTENCE
+    layer: int = Field(default=1, ge=1, le=NUM_LAYERS)
+    # A bank may write `head: 3` or "{{ head }}" (a number); the controls send "3" or "all".
+    head: Annotated[Literal[HEADS], BeforeValidator(lambda v: str(v) if type(v) is int else v)] = "3"
+
+
+@dataclass(frozen=True)
+class ModelHeadsResult:
+    tokens: tuple[str, ...]
+    layer: int  # 0-based
+    heads: tuple[int, ...]  # 0-based: the one head drawn, or all of the layer's
+    weights: np.ndarray  # (len(heads), N, N) rows queries, columns keys
+    characters: HeadCharacters  # of the whole model, (L, H) each
+
+
+def token_name(tokens, index: int) -> str:
+    """'cat'(2): a token with its position ([CLS] is 0), since a sentence may repeat a word."""
+    return f"'{tokens[index]}'({index})"
+
+
+def character_sentence(characters: HeadCharacters, layer: int, head: int) -> str:
+    """'on average 0.99 on the previous token, 0.00 on the next, 0.01 on [CLS], 0.00 on [SEP]; entropy ...'."""
+    shares = ", ".join(f"{float(characters.share(c)[layer, head]):.2f} on {CHARACTER_WORDS[c]}" for c in CHARACTERS)
+    entropy = float(characters.entropy[layer, head])
+    kind = "focused" if characters.focused(layer, head) else "broad"
+    return (f"on average {shares}; row entropy {entropy:.2f} nats of at most {characters.uniform_entropy:.2f}, "
+            f"so {kind}")
+
+
+def strongest_keys(tokens, weights: np.ndarray) -> list[str]:
+    """Per query: "'cat'(2) → 'the'(1) 0.98", ties named ("→ 'a'(1) or 'b'(3) 0.50")."""
+    lines = []
+    for query, row in enumerate(weights):
+        keys = top_keys(row)
+        lines.append(f"{token_name(tokens, query)} → {' or '.join(token_name(tokens, k) for k in keys)} "
+                     f"{float(row[keys[0]]):.2f}")
+    return lines
+
+
+CAPTION = (
+    "Computed by this site's own NumPy engine running the pretrained {model} (6 layers × 12 heads) on your "
+    "sentence after WordPiece: [CLS] is added first and [SEP] last, and each row of weights (a query) sums to 1. "
+    "A head's character is the mean over its queries: the weight on the previous token (queries 1 to N−1), on the "
+    "next (queries 0 to N−2), on [CLS] and on [SEP], and the entropy −Σ a ln a of a row; below {focused:g} nat the "
+    "head is focused, otherwise broad."
+)
+
+
+@register
+class ModelHeadsKind(VisualKind):
+    """One head: links from each query (left) to each key (right). All heads: a grid of 12 heatmaps."""
+
+    name = "model-heads"
+    title = "A real model's attention heads"
+    Params = ModelHeadsParams
+    controls = (
+        Control("sentence", f"Sentence (up to {MAX_TOKENS} tokens after WordPiece)", "text",
+                max_length=SENTENCE_MAX_LENGTH),
+        Control("layer", f"Layer (1 to {NUM_LAYERS})", "int", min=1, max=NUM_LAYERS, step=1),
+        Control("head", "Head", "choice", choices=tuple((head, head if head != "all" else "all 12 heads")
+                                                        for head in HEADS)),
+    )
+    learn = "/learn/attention#real-model"
+    inches = (WIDTH, 4.0)
+    narrow_inches = (NARROW_WIDTH, 4.0)  # nominal: figure_inches sizes the figure to the tokens
+
+    def figure_inches(self, params: ModelHeadsParams, layout: str = "wide", result=None) -> tuple[float, float]:
+        n = len(result.tokens) if result is not None else len(run(params.sentence).tokens)
+        width = NARROW_WIDTH if layout == "narrow" else WIDTH
+        return width, links_height(n) if params.head != "all" else grid_height(width, n)
+
+    def compute(self, params: ModelHeadsParams) -> ModelHeadsResult:
+        model_run = run(params.sentence)
+        layer = params.layer - 1
+        heads = tuple(range(NUM_HEADS)) if params.head == "all" else (int(params.head) - 1,)
+        return ModelHeadsResult(tuple(model_run.tokens), layer, heads, model_run.attentions[layer, list(heads)],
+                                head_characters(model_run.attentions))
+
+    def alt(self, params: ModelHeadsParams, result: ModelHeadsResult) -> str:
+        n, layer = len(result.tokens), result.layer
+        sentence = " ".join(result.tokens)
+        if len(result.heads) == 1:
+            (head,) = result.heads
+            text = (f"Attention of {MODEL}, layer {layer + 1}, head {head + 1}, on '{sentence}' ({n} tokens): "
+                    "lines from each query token on the left to each key token on the right, darker and wider for "
+                    f"more weight. This head puts {character_sentence(result.characters, layer, head)}. "
+                    f"Where each token attends most: {'; '.join(strongest_keys(result.tokens, result.weights[0]))}.")
+        else:
+            summaries = [f"head {head + 1}: {character_sentence(result.characters, layer, head)}"
+                         for head in result.heads]
+            rows = [f"head {head + 1}: " + "; ".join(strongest_keys(result.tokens, weights))
+                    for head, weights in zip(result.heads, result.weights)]
+            text = (f"Attention of {MODEL}, layer {layer + 1}, all {NUM_HEADS} heads, on '{sentence}' ({n} tokens): "
+                    "one heatmap per head, rows are queries and columns are keys, weights from 0 to 1. "
+                    + ". ".join(summaries) + ". Where each token attends most, " + ". ".join(rows) + ".")
+        return text + font_sentence(result.tokens)
+
+    def caption(self, params: ModelHeadsParams, result: ModelHeadsResult) -> str:
+        text = CAPTION.format(model=MODEL, focused=FOCUSED_BELOW)
+        if len(result.heads) > 1:
+            text += (" Choose one head to follow it token by token; the figure's description lists where each "
+                     "token attends most in every head.")
+        return text + font_sentence(result.tokens)
+
+    def draw(self, params: ModelHeadsParams, result: ModelHeadsResult, inches):
+        from app.plots.model_heads import draw_grid, draw_links
+
+        return draw_links(result, inches) if len(result.heads) == 1 else draw_grid(result, inches)

@@ -1,0 +1,119 @@
+"""The "model-overview" visual: all 72 heads of the real pretrained model (6 layers × 12 heads) on the student's
+sentence as small attention maps, each marked with its computed character (previous/next token, [CLS], [SEP], broad)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import register
+from ..base import NARROW_WIDTH, WIDTH, Control, VisualKind, VisualParams, line_height
+from ..model import (CHARACTER_LETTERS, CHARACTER_WORDS, CHARACTERS, DEFAULT_SENTENCE, FOCUSED_BELOW, MAX_TOKENS,
+                     NUM_HEADS, NUM_LAYERS, SENTENCE_MAX_LENGTH, SHARE_MARK, HeadCharacters, ModelSentence,
+                     font_sentence, head_characters, head_name, run, top_heads)
+from .model_heads import CAPTION as HEADS_CAPTION
+from .model_heads import EDGE, FONT, MODEL, TITLE
+
+GAP = 0.04  # inches between neighbouring maps
+LEFT = EDGE + 0.55  # the row labels ('layer 1' or 'head 12')
+UNDER = 7 / 72 + 2 * line_height(FONT) + EDGE  # the column labels and the legend
+
+
+class ModelOverviewParams(VisualParams):
+    sentence: ModelSentence = DEFAULT_SENTENCE
+
+
+@dataclass(frozen=True)
+class ModelOverviewResult:
+    tokens: tuple[str, ...]
+    attentions: np.ndarray  # (L, H, N, N) rows queries, columns keys
+    characters: HeadCharacters
+
+
+def grid_shape(width: float) -> tuple[int, int]:
+    """(rows, columns) of maps: layers down and heads across, or on a phone heads down and layers across."""
+    return (NUM_LAYERS, NUM_HEADS) if width != NARROW_WIDTH else (NUM_HEADS, NUM_LAYERS)
+
+
+def cell_side(width: float) -> float:
+    _, columns = grid_shape(width)
+    return (width - LEFT - EDGE - (columns - 1) * GAP) / columns
+
+
+def overview_height(width: float) -> float:
+    rows, _ = grid_shape(width)
+    title = line_height(FONT) + 2 / 72
+    return round(EDGE + 2 * line_height(TITLE) + rows * (title + cell_side(width) + GAP) + UNDER, 2)
+
+
+def mark(characters: HeadCharacters, layer: int, head: int, with_share: bool) -> str:
+    """A map's title: its character's letter ('P 1.00', 'b') or '' for a focused head of no character."""
+    label = characters.label(layer, head)
+    if label is None:
+        return ""
+    if label == "broad" or not with_share:
+        return CHARACTER_LETTERS[label]
+    return f"{CHARACTER_LETTERS[label]} {float(characters.share(label)[layer, head]):.2f}"
+
+
+def named_heads(pairs) -> str:
+    return " and ".join(head_name(layer, head) for layer, head in pairs)
+
+
+@register
+class ModelOverviewKind(VisualKind):
+    """Wide: layers down, heads across. Narrow (phone): heads down, layers across."""
+
+    name = "model-overview"
+    title = "Every head of a real model"
+    Params = ModelOverviewParams
+    controls = (Control("sentence", f"Sentence (up to {MAX_TOKENS} tokens after WordPiece)", "text",
+                        max_length=SENTENCE_MAX_LENGTH),)
+    learn = "/learn/attention#real-model"
+    inches = (WIDTH, overview_height(WIDTH))
+    narrow_inches = (NARROW_WIDTH, overview_height(NARROW_WIDTH))
+
+    def compute(self, params: ModelOverviewParams) -> ModelOverviewResult:
+        model_run = run(params.sentence)
+        return ModelOverviewResult(tuple(model_run.tokens), model_run.attentions, head_characters(model_run.attentions))
+
+    def alt(self, params: ModelOverviewParams, result: ModelOverviewResult) -> str:
+        characters = result.characters
+        parts = [f"All {NUM_LAYERS * NUM_HEADS} attention heads of {MODEL} ({NUM_LAYERS} layers × {NUM_HEADS} heads) "
+                 f"on '{' '.join(result.tokens)}' ({len(result.tokens)} tokens), one small map per head, rows are "
+                 "queries and columns are keys, weights from 0 to 1."]
+        for character in CHARACTERS:
+            values = characters.share(character)
+            best = top_heads(values)
+            parts.append(f"Most weight on {CHARACTER_WORDS[character]}: {named_heads(best)}, "
+                         f"{float(values[best[0]]):.2f} on average.")
+        focused, broad = top_heads(-characters.entropy), top_heads(characters.entropy)
+        parts.append(f"Most focused: {named_heads(focused)} (row entropy {float(characters.entropy[focused[0]]):.2f} "
+                     f"nats); broadest: {named_heads(broad)} ({float(characters.entropy[broad[0]]):.2f} of at most "
+                     f"{characters.uniform_entropy:.2f}).")
+        return " ".join(parts) + font_sentence(result.tokens)
+
+    def caption(self, params: ModelOverviewParams, result: ModelOverviewResult) -> str:
+        characters = result.characters
+        counts = {label: 0 for label in (*CHARACTERS, "broad")}
+        rows = []
+        for layer in range(NUM_LAYERS):
+            cells = []
+            for head in range(NUM_HEADS):
+                label = characters.label(layer, head)
+                if label is not None:
+                    counts[label] += 1
+                cells.append(f"{head + 1} {mark(characters, layer, head, True) or '–'}")
+            rows.append(f"layer {layer + 1}: " + ", ".join(cells))
+        tally = ", ".join(f"{count} {CHARACTER_LETTERS[label]}" for label, count in counts.items())
+        return (HEADS_CAPTION.format(model=MODEL, focused=FOCUSED_BELOW)
+                + f" A map's letter names where at least {SHARE_MARK:g} of its weight goes on average: P the previous "
+                "token, N the next, C [CLS], S [SEP] (with that share); b a broad head with no such place; no letter "
+                f"(–) a focused head with no such place. Here: {tally}. " + "; ".join(rows) + "."
+                + font_sentence(result.tokens))
+
+    def draw(self, params: ModelOverviewParams, result: ModelOverviewResult, inches):
+        from app.plots.model_overview import draw_overview
+
+        return draw_overview(result, inches)

@@ -1,0 +1,198 @@
+"""The real pretrained model for the visuals and the bank: its cached runs, the sentence it accepts, each
+head's computed character (previous/next token, [CLS], [SEP], entropy), and which tokens its font can show.
+
+The characters are defined once here, for the model-heads and model-overview kinds and the bank's keys.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated
+
+import numpy as np
+from pydantic import AfterValidator, Field
+
+from app.engine.pretrained import MAX_TOKENS, load_model  # noqa: F401 (MAX_TOKENS: for the kinds' controls)
+
+NUM_LAYERS, NUM_HEADS = 6, 12  # all-MiniLM-L6-v2 (a test checks them against model.config)
+SENTENCE_MAX_LENGTH = 400  # characters; the model's own bound is MAX_TOKENS tokens after WordPiece
+DEFAULT_SENTENCE = "the cat sat on the mat because it was tired"
+# A head is "focused" when its rows' mean entropy is below 1 nat: a row's weight acts as if it were spread
+# evenly over fewer than e ≈ 2.7 keys. Otherwise it is "broad".
+FOCUSED_BELOW = 1.0
+SHARE_MARK = 0.5  # a head "is" a previous-token ([CLS], ...) head when at least half its weight goes there
+TIE = 0.005  # values closer than this (half a unit of the 2-decimal numbers shown) are named as ties
+
+CHARACTERS = ("previous", "next", "cls", "sep")
+CHARACTER_WORDS = {"previous": "the previous token", "next": "the next token", "cls": "[CLS]", "sep": "[SEP]"}
+CHARACTER_LETTERS = {"previous": "P", "next": "N", "cls": "C", "sep": "S", "broad": "b"}
+
+
+def fits_the_model(text: str) -> str:
+    load_model().tokenize(text)  # a ValueError with a sentence: too many tokens, control characters, nothing left
+    return text
+
+
+# A sentence for the real model: at most MAX_TOKENS WordPiece tokens, [CLS] and [SEP] included.
+ModelSentence = Annotated[str, Field(min_length=1, max_length=SENTENCE_MAX_LENGTH), AfterValidator(fits_the_model)]
+
+
+@functools.lru_cache(maxsize=16)
+def run(sentence: str):
+    """The model's run on `sentence` (tokens, attentions (L, H, N, N), ...), cached: a page sizes, describes and
+    draws it, and a bank's keys ask again. 16 runs: a 64-token run holds 2 MB (attentions and hidden states)."""
+    return load_model().run(sentence)
+
+
+@dataclass(frozen=True)
+class HeadCharacters:
+    """Per head (layer, head), 0-based: where its weight goes on average over its rows (queries)."""
+
+    previous: np.ndarray  # (L, H) mean weight of query i on key i - 1, over queries 1..N-1
+    next: np.ndarray  # (L, H) mean weight of query i on key i + 1, over queries 0..N-2
+    cls: np.ndarray  # (L, H) mean weight on [CLS] (key 0), over all queries
+    sep: np.ndarray  # (L, H) mean weight on [SEP] (key N-1), over all queries
+    entropy: np.ndarray  # (L, H) mean over queries of -Σ_k a_k ln a_k, in nats
+    uniform_entropy: float  # ln N: the entropy of a row spread evenly over all N keys
+
+    def share(self, character: str) -> np.ndarray:
+        return getattr(self, character)
+
+    def focused(self, layer: int, head: int) -> bool:
+        return bool(self.entropy[layer, head] < FOCUSED_BELOW)
+
+    def label(self, layer: int, head: int) -> str | None:
+        """The head's dominant character: the largest share if at least SHARE_MARK, else "broad" or None."""
+        shares = {character: float(self.share(character)[layer, head]) for character in CHARACTERS}
+        best = max(shares, key=shares.get)
+        if shares[best] >= SHARE_MARK:
+            return best
+        return None if self.focused(layer, head) else "broad"
+
+
+def head_characters(attentions: np.ndarray) -> HeadCharacters:
+    """The characters of every head of `attentions` (L, H, N, N), rows queries, columns keys, N ≥ 3."""
+    weights = np.asarray(attentions, dtype=np.float64)
+    n = weights.shape[-1]
+    diagonal_below = np.diagonal(weights, offset=-1, axis1=2, axis2=3)  # (L, H, N-1): a[i, i-1]
+    diagonal_above = np.diagonal(weights, offset=1, axis1=2, axis2=3)  # (L, H, N-1): a[i, i+1]
+    logs = np.log(np.where(weights > 0, weights, 1.0))  # 0 · ln 0 = 0
+    return HeadCharacters(previous=diagonal_below.mean(axis=-1), next=diagonal_above.mean(axis=-1),
+                          cls=weights[..., 0].mean(axis=-1), sep=weights[..., n - 1].mean(axis=-1),
+                          entropy=-(weights * logs).sum(axis=-1).mean(axis=-1), uniform_entropy=float(np.log(n)))
+
+
+def top_heads(values: np.ndarray, layer: int | None = None) -> list[tuple[int, int]]:
+    """The (layer, head) pairs, 0-based, whose value is the largest (within TIE), of one layer or of all."""
+    grid = values if layer is None else values[layer: layer + 1]
+    best = float(grid.max())
+    offset = 0 if layer is None else layer
+    return [(int(i) + offset, int(j)) for i, j in np.argwhere(grid >= best - TIE)]
+
+
+def top_keys(row: np.ndarray) -> list[int]:
+    """The keys a query's row of weights puts the most on, ties (within TIE) included, in order."""
+    return [int(k) for k in np.flatnonzero(row >= float(row.max()) - TIE)]
+
+
+def head_name(layer: int, head: int) -> str:
+    """1-based, as the controls count: 'layer 1 head 3'."""
+    return f"layer {layer + 1} head {head + 1}"
+
+
+# --- the figure's font ------------------------------------------------------------------------------------
+
+@functools.cache
+def _font_code_points() -> frozenset[int]:
+    # The figures' font is matplotlib's bundled DejaVu Sans (the default sans-serif). Its character map is
+    # read with fontTools (a matplotlib dependency) from the file, without importing matplotlib itself.
+    from fontTools.ttLib import TTFont
+
+    package = Path(importlib.util.find_spec("matplotlib").submodule_search_locations[0])
+    with TTFont(package / "mpl-data" / "fonts" / "ttf" / "DejaVuSans.ttf", lazy=True) as font:
+        return frozenset(font.getBestCmap())
+
+
+def missing_glyphs(text: str) -> list[str]:
+    """The characters of `text` the figure's font (DejaVu Sans) has no glyph for, each once, in order."""
+    covered = _font_code_points()
+    return list(dict.fromkeys(ch for ch in text if ord(ch) not in covered))
+
+
+def drawable(token: str) -> str:
+    """The token as the figure writes it: characters the font lacks as their code point, e.g. 'U+304B'."""
+    covered = _font_code_points()
+    return "".join(ch if ord(ch) in covered else f"U+{ord(ch):04X}" for ch in token)
+
+
+def font_sentence(tokens) -> str:
+    """What the alt text and caption say when the font cannot show some tokens ('' when it can)."""
+    missing = list(dict.fromkeys(ch for token in tokens for ch in missing_glyphs(token)))
+    if not missing:
+        return ""
+    names = ", ".join(f"{ch} (U+{ord(ch):04X})" for ch in missing)
+    return (f" The figure's font, DejaVu Sans, has no glyph for {names}, so the figure writes "
+            f"{'that character' if len(missing) == 1 else 'those characters'} as the code point.")
+
+
+# --- computed answer keys for the bank (app.bank.expressions), layers and heads 1-based -----------------
+
+def _characters_of(sentence) -> HeadCharacters:
+    if not isinstance(sentence, str):
+        raise ValueError(f"the sentence must be text, got {sentence!r}")
+    return head_characters(run(sentence).attentions)
+
+
+def _index(value, count: int, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value) or not 1 <= value <= count:
+        raise ValueError(f"{what} must be a whole number from 1 to {count}, got {value!r}")
+    return int(value) - 1
+
+
+def _only(indices: list, what: str, base: int) -> int:
+    """The one index (counted from `base`), or an error naming the tie: a key must not depend on rounding."""
+    if len(indices) > 1:
+        raise ValueError(f"{what} is a tie ({', '.join(str(i + base) for i in indices)}): choose another sentence")
+    return indices[0] + base
+
+
+def strongest_head(sentence, layer, character: str) -> int:
+    """The head (1-based) of `layer` whose mean weight on `character` is the largest; a tie is an error."""
+    values = _characters_of(sentence).share(character)
+    return _only([head for _, head in top_heads(values, _index(layer, NUM_LAYERS, "layer"))], "the strongest head", 1)
+
+
+def share(sentence, layer, head, character: str) -> float:
+    return float(_characters_of(sentence).share(character)[_index(layer, NUM_LAYERS, "layer"),
+                                                            _index(head, NUM_HEADS, "head")])
+
+
+def is_focused(sentence, layer, head) -> bool:
+    return _characters_of(sentence).focused(_index(layer, NUM_LAYERS, "layer"), _index(head, NUM_HEADS, "head"))
+
+
+def heads_on(sentence, layer, character: str) -> int:
+    """How many heads of `layer` put on average at least SHARE_MARK of their weight on `character`."""
+    return int((_characters_of(sentence).share(character)[_index(layer, NUM_LAYERS, "layer")] >= SHARE_MARK).sum())
+
+
+def strongest_key(sentence, layer, head, position) -> int:
+    """The key position ([CLS] is 0) the query at `position` puts the most weight on; a tie is an error."""
+    token_count(sentence)  # the sentence is text
+    attentions = run(sentence).attentions
+    n = attentions.shape[-1]
+    if isinstance(position, bool) or not isinstance(position, (int, float)) or position != int(position) \
+            or not 0 <= position < n:
+        raise ValueError(f"position must be a whole number from 0 to {n - 1} (the sentence has {n} tokens), "
+                         f"got {position!r}")
+    row = attentions[_index(layer, NUM_LAYERS, "layer"), _index(head, NUM_HEADS, "head"), int(position)]
+    return _only(top_keys(row), "the strongest key", 0)
+
+
+def token_count(sentence) -> int:
+    if not isinstance(sentence, str):
+        raise ValueError(f"the sentence must be text, got {sentence!r}")
+    return len(run(sentence).tokens)

@@ -1,0 +1,122 @@
+"""The smaller holes of issue 15 (item 10): a backslash site path, the Host header in redirects, weak secret keys
+and an author's maths label that duplicated a page's id."""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import subprocess
+import sys
+
+import pytest
+
+from app import DEFAULTS, create_app
+from app.bank.loader import load_bank_bytes
+from app.secret_key import secret_key_problem
+from conftest import answer_via_form
+
+BANK = """\
+id: small
+title: Small
+questions:
+  - id: q
+    type: true_false
+    prompt: "$$y$$ (verdict)"
+    answer: true
+    explanation: "$$z$$ (verdict)"
+"""
+
+
+@pytest.mark.parametrize("learn", ["/\\evil.example/path", "/\\\\evil.example", "/learn\\..\\..\\\\evil.example"])
+def test_a_site_path_with_a_backslash_is_refused(learn):
+    result = load_bank_bytes(BANK.replace("    answer: true\n", f"    answer: true\n    learn: '{learn}'\n").encode(),
+                             "bank.yaml")
+    assert result.bank is None
+    assert [str(e) for e in result.errors] == [
+        f"bank.yaml:8:12: questions[0].learn: '{learn}' has a backslash, which browsers read as '/', so this site "
+        "path could lead to another site; use '/' only"]
+
+
+@pytest.mark.parametrize("learn", ["/learn/attention#soft-lookup", "/", "https://example.org/a\\b"])
+def test_site_paths_and_web_links_without_that_problem_still_load(learn):
+    result = load_bank_bytes(BANK.replace("    answer: true\n", f"    answer: true\n    learn: '{learn}'\n").encode(),
+                             "bank.yaml")
+    assert result.errors == () and result.bank.questions[0].learn == learn
+
+
+@pytest.fixture
+def small_bank(tmp_path):
+    folder = tmp_path / "quizzes"
+    folder.mkdir()
+    (folder / "small.yaml").write_text(BANK)
+    return folder
+
+
+def trusted_app(small_bank, tmp_path, hosts):
+    return create_app({"TESTING": True, "SECRET_KEY": "hosts-secret", "QUIZ_DIR": str(small_bank),
+                       "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}", "TRUSTED_HOSTS": hosts})
+
+
+def test_trusted_hosts_keep_an_untrusted_host_out_of_the_merge_slashes_redirect(small_bank, tmp_path):
+    client = trusted_app(small_bank, tmp_path, ["quiz.example.org"]).test_client()
+    refused = client.get("/quiz//small/", headers={"Host": "evil.example"})
+    assert refused.status_code == 400 and "Location" not in refused.headers
+    assert refused.get_data(as_text=True) == ("This server does not answer to that host name. "
+                                              "Check the address and try again.")
+    api = client.get("/api//banks", headers={"Host": "evil.example"})
+    assert api.status_code == 400 and api.get_json()["error"]["title"] == "Unknown host"
+    allowed = client.get("/quiz//small/", headers={"Host": "quiz.example.org"})
+    assert allowed.status_code == 308 and allowed.location == "http://quiz.example.org/quiz/small/"
+
+
+def test_trusted_hosts_are_off_by_default_and_set_from_the_environment(small_bank, tmp_path, monkeypatch):
+    assert DEFAULTS["TRUSTED_HOSTS"] is None  # a new install answers whatever name it is reached by
+    monkeypatch.setenv("FLASK_TRUSTED_HOSTS", '["quiz.example.org", "127.0.0.1"]')
+    app = create_app({"TESTING": True, "SECRET_KEY": "hosts-secret", "QUIZ_DIR": str(small_bank),
+                      "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"})
+    assert app.config["TRUSTED_HOSTS"] == ["quiz.example.org", "127.0.0.1"]
+    client = app.test_client()
+    assert client.get("/healthz", headers={"Host": "127.0.0.1:8000"}).status_code == 200  # the image's probe
+    assert client.get("/healthz", headers={"Host": "evil.example"}).status_code == 400
+
+
+@pytest.mark.parametrize("key, problem", [
+    ("a" * 32, "FLASK_SECRET_KEY is one character repeated 32 times, not a random string"),
+    ("ab" * 20, "FLASK_SECRET_KEY repeats a few characters (2 different ones in 40), about 40 bits of randomness; "
+                "it needs at least 80"),
+    ("abcd" * 8, "FLASK_SECRET_KEY repeats a few characters (4 different ones in 32), about 64 bits of randomness; "
+                 "it needs at least 80"),
+    ("browser-test-secret", "FLASK_SECRET_KEY is only 19 characters long; it needs at least 32"),
+])
+def test_a_weak_secret_key_stops_the_app_outside_tests_and_the_entrypoint_says_the_same(tmp_path, key, problem):
+    settings = {"SECRET_KEY": key, "DATABASE_URL": f"sqlite:///{tmp_path / 'x.db'}", "QUIZ_DIR": str(tmp_path)}
+    with pytest.raises(RuntimeError, match="^" + re.escape(f"Refusing to start: {problem}.")):
+        create_app(settings)
+    create_app({**settings, "TESTING": True})  # tests and debug mode may use any key
+    environment = {**os.environ, "FLASK_SECRET_KEY": key}
+    printed = subprocess.run([sys.executable, "-m", "app.secret_key"], env=environment, capture_output=True,
+                             text=True, check=True, timeout=60).stdout.strip()
+    assert printed == problem  # docker/entrypoint.sh asks this same check
+
+
+@pytest.mark.parametrize("make_key", [lambda: secrets.token_hex(16), lambda: secrets.token_hex(32),
+                                      lambda: secrets.token_urlsafe(32)])
+def test_random_keys_are_accepted(tmp_path, make_key):
+    key = make_key()
+    app = create_app({"SECRET_KEY": key, "DATABASE_URL": f"sqlite:///{tmp_path / 'x.db'}", "QUIZ_DIR": str(tmp_path)})
+    assert app.config["SECRET_KEY"] == key
+    for _ in range(10_000):  # many draws: a random key must not be refused by bad luck
+        key = make_key()
+        assert secret_key_problem(key) is None, key
+
+
+def test_a_maths_label_does_not_duplicate_the_pages_verdict_id(small_bank, tmp_path):
+    app = create_app({"TESTING": True, "SECRET_KEY": "labels-secret", "QUIZ_DIR": str(small_bank),
+                      "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"})
+    client = app.test_client()
+    question = client.get("/quiz/small/q").get_data(as_text=True)
+    assert 'id="verdict"' not in question and "(verdict)" in question
+    assert answer_via_form(client, "small", "q", "true").status_code == 303
+    page = client.get("/quiz/small/q/answer").get_data(as_text=True)
+    assert page.count('id="verdict"') == 1 and page.count("(verdict)") == 2  # the author's text is kept

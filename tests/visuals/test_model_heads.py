@@ -1,0 +1,260 @@
+"""The model-heads visual and the shared head characters (app/visuals/model.py), checked against the real model's
+numbers recomputed by plain loops. Model runs are cached (app.visuals.model.run), drawings kept to a few."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from matplotlib.collections import LineCollection
+from matplotlib.font_manager import FontProperties, findfont, get_font
+
+from app.engine.pretrained import load_model
+from app.visuals import check_visual, get_kind
+from app.visuals.model import (CHARACTERS, FOCUSED_BELOW, NUM_HEADS, NUM_LAYERS, SHARE_MARK, TIE, drawable,
+                               font_sentence, head_characters, missing_glyphs, run)
+
+KIND = get_kind("model-heads")
+LONG = " ".join(("the quick brown fox jumps over the lazy dog and then it runs far away " * 5).split()[:62])
+SENTENCES = ("the cat sat on the mat because it was tired", "a dog", "the the the the", "Кошка спит, η γάτα επίσης",
+             "猫が座った 🙂", LONG)
+
+
+def test_the_long_sentence_is_the_models_limit_and_one_more_token_is_refused():
+    assert len(run(LONG).tokens) == 64
+    problems = check_visual("model-heads", {"sentence": LONG + " dog"})
+    assert problems == [(("params", "sentence"), "the sentence is 65 tokens long after WordPiece ([CLS] and [SEP] "
+                                                 "included), and the model reads at most 64: shorten it")]
+
+
+def test_the_models_shape_is_the_one_the_controls_offer():
+    config = load_model().config
+    assert (config["num_hidden_layers"], config["num_attention_heads"]) == (NUM_LAYERS, NUM_HEADS)
+
+
+@pytest.mark.parametrize(("values", "field", "words"), [
+    ({"layer": 0}, "layer", "layer must be at least 1"), ({"layer": 7}, "layer", "layer must be at most 6"),
+    ({"head": "13"}, "head", "head must be one of"), ({"head": "0"}, "head", "head must be one of"),
+    ({"sentence": "   "}, "sentence", "must not be empty"), ({"sentence": "a\x00b"}, "sentence", "U+0000"),
+    ({"sentence": "x" * 401}, "sentence", "at most 400 characters"),
+])
+def test_bad_params_get_a_sentence_naming_the_field(values, field, words):
+    ((path, message),) = check_visual("model-heads", values)
+    assert path == ("params", field) and words in message
+
+
+# --- the characters, against loops ------------------------------------------------------------------
+
+
+def naive_characters(weights):
+    """(previous, next, cls, sep, entropy) of one head's (N, N) weights, by loops over the queries."""
+    n = len(weights)
+    previous = sum(weights[i][i - 1] for i in range(1, n)) / (n - 1)
+    following = sum(weights[i][i + 1] for i in range(n - 1)) / (n - 1)
+    cls = sum(weights[i][0] for i in range(n)) / n
+    sep = sum(weights[i][n - 1] for i in range(n)) / n
+    entropy = sum(-sum(a * math.log(a) for a in row if a > 0) for row in weights) / n
+    return float(previous), float(following), float(cls), float(sep), float(entropy)
+
+
+@pytest.mark.parametrize("sentence", SENTENCES[:4])
+def test_head_characters_equal_the_loops_and_labels_follow_their_definition(sentence):
+    attentions = run(sentence).attentions
+    characters = head_characters(attentions)
+    for layer in range(NUM_LAYERS):
+        for head in range(NUM_HEADS):
+            naive = naive_characters(attentions[layer, head].tolist())
+            computed = [float(characters.share(c)[layer, head]) for c in CHARACTERS]
+            computed.append(float(characters.entropy[layer, head]))
+            assert computed == pytest.approx(naive, abs=1e-5)
+            label = characters.label(layer, head)
+            best = max(naive[:4])
+            if best >= SHARE_MARK:
+                assert label == CHARACTERS[naive.index(best)]
+            else:
+                assert label == (None if naive[4] < FOCUSED_BELOW else "broad")
+    assert characters.uniform_entropy == pytest.approx(math.log(len(run(sentence).tokens)))
+
+
+def test_the_known_heads_of_this_model_show_their_characters():
+    characters = head_characters(run(SENTENCES[0]).attentions)
+    assert characters.label(0, 2) == "previous" and characters.previous[0, 2] > 0.99  # layer 1 head 3
+    assert characters.label(1, 8) == "next"  # layer 2 head 9
+    assert characters.label(4, 5) == "cls"  # layer 5 head 6: parked on [CLS]
+
+
+# --- the words, for any params ------------------------------------------------------------------------
+
+STRONGEST = re.compile(r"'([^']*)'\((\d+)\) → ((?:'[^']*'\(\d+\)(?: or )?)+) (\d\.\d\d)")
+
+
+@settings(max_examples=40, deadline=None)
+@given(sentence=st.sampled_from(SENTENCES), layer=st.integers(1, NUM_LAYERS),
+       head=st.sampled_from([str(h) for h in range(1, NUM_HEADS + 1)]))
+def test_alt_names_each_tokens_strongest_keys_with_ties_and_the_heads_character(sentence, layer, head):
+    params = KIND.parse({"sentence": sentence, "layer": layer, "head": head})
+    result = KIND.compute(params)
+    alt = KIND.alt(params, result)
+    tokens = run(sentence).tokens
+    weights = run(sentence).attentions[layer - 1, int(head) - 1].astype(float)  # (N, N)
+    claims = STRONGEST.findall(alt.split("Where each token attends most: ")[1])
+    assert [int(query) for _, query, _, _ in claims] == list(range(len(tokens)))
+    for token, query, keys, weight in claims:
+        query = int(query)
+        assert token == tokens[query]
+        named = [int(k) for k in re.findall(r"\((\d+)\)", keys)]
+        best = max(weights[query])
+        assert named == [k for k in range(len(tokens)) if weights[query][k] >= best - TIE]
+        assert weight == f"{weights[query][named[0]]:.2f}"
+    previous, following, cls, sep, entropy = naive_characters(weights.tolist())
+    assert (f"on average {previous:.2f} on the previous token, {following:.2f} on the next token, {cls:.2f} on [CLS], "
+            f"{sep:.2f} on [SEP]; row entropy {entropy:.2f} nats") in alt
+    assert alt.count(", so focused.") + alt.count(", so broad.") == 1
+    assert (", so focused." in alt) == (entropy < FOCUSED_BELOW)
+
+
+@settings(max_examples=12, deadline=None)
+@given(sentence=st.sampled_from(SENTENCES), layer=st.integers(1, NUM_LAYERS))
+def test_all_heads_are_each_described_from_their_own_numbers(sentence, layer):
+    params = KIND.parse({"sentence": sentence, "layer": layer, "head": "all"})
+    result = KIND.compute(params)
+    alt, caption = KIND.alt(params, result), KIND.caption(params, result)
+    attentions = run(sentence).attentions
+    for head in range(NUM_HEADS):
+        previous, *_ = naive_characters(attentions[layer - 1, head].tolist())
+        assert f"head {head + 1}: on average {previous:.2f} on the previous token" in alt
+        assert f"head {head + 1}: '[CLS]'(0) → " in alt
+    assert "Choose one head" in caption
+
+
+# --- fonts ---------------------------------------------------------------------------------------------
+
+
+def test_the_font_table_is_the_one_matplotlib_draws_with():
+    charmap = get_font(findfont(FontProperties())).get_charmap()  # matplotlib's default sans-serif: DejaVu Sans
+    for text, covered in (("Кошка", True), ("γάτα", True), ("naïve", True), ("שלום", True), ("القطة", True),
+                          ("かっ", False), ("🙂", False), ("한국어", False), ("ไทย", False)):
+        assert all((ord(ch) in charmap) == covered for ch in text)
+        assert (missing_glyphs(text) == []) == covered
+    assert drawable("##た") == "##U+305F" and drawable("кот") == "кот"
+
+
+@pytest.mark.parametrize(("sentence", "missing"), [(SENTENCES[3], ""), (SENTENCES[4], "か (U+304B), っ (U+3063)")])
+def test_a_script_the_font_lacks_is_named_and_drawn_as_code_points(sentence, missing):
+    # filterwarnings = error: drawing a glyph the font lacks would warn and fail here.
+    params = KIND.parse({"sentence": sentence})
+    rendered = KIND.render(params, layout="narrow")
+    assert rendered.image
+    said = font_sentence(run(sentence).tokens)
+    assert (said == "") == (missing == "")
+    if missing:
+        assert missing in rendered.alt and missing in rendered.caption and "[UNK]" in rendered.alt
+
+
+# --- the figures ---------------------------------------------------------------------------------------
+
+
+def all_texts(figure):
+    return [text for ax in figure.axes for text in ax.texts] + list(figure.texts)
+
+
+@pytest.mark.parametrize(("sentence", "inches_of"),
+                         [(SENTENCES[0], "wide"), (SENTENCES[4], "narrow"), (LONG, "narrow"), (LONG, "wide")])
+def test_links_join_every_query_to_every_key_with_the_weight_as_opacity(sentence, inches_of):
+    params = KIND.parse({"sentence": sentence, "layer": 2, "head": "9"})
+    result = KIND.compute(params)
+    figure = KIND.draw(params, result, KIND.figure_inches(params, inches_of, result))
+    weights = run(sentence).attentions[1, 8]
+    n = len(weights)
+    (links,) = [c for ax in figure.axes for c in ax.collections if isinstance(c, LineCollection)]
+    segments = links.get_segments()
+    assert [(tuple(s[0]), tuple(s[1])) for s in segments] == [((0, i), (1, j)) for i in range(n) for j in range(n)]
+    assert np.allclose(links.get_colors()[:, 3], weights.ravel())  # alpha = weight, row by row
+    labels = [drawable(token)[:16] for token in run(sentence).tokens]
+    drawn = [t.get_text() for t in figure.axes[0].texts]
+    assert [d.rstrip("…") for d in drawn[0::2]] == [label.rstrip("…")[:len(d.rstrip("…"))] for label, d in
+                                                    zip(labels, drawn[0::2])]
+    assert drawn[0::2] == drawn[1::2]  # queries on the left, keys on the right, the same tokens
+    assert min(t.get_fontsize() for t in all_texts(figure)) >= 8
+
+
+def test_all_heads_draw_the_layers_weights_on_a_zero_to_one_scale():
+    params = KIND.parse({"sentence": SENTENCES[0], "layer": 4, "head": "all"})
+    result = KIND.compute(params)
+    for layout in ("wide", "narrow"):
+        figure = KIND.draw(params, result, KIND.figure_inches(params, layout, result))
+        grid = next(ax for ax in figure.axes if ax.images)
+        images = {image.get_gid(): image for image in grid.images}
+        titles = {text.get_gid(): text.get_text() for text in grid.texts if text.get_gid()}
+        assert len(images) == len(titles) == NUM_HEADS
+        for head in range(NUM_HEADS):
+            image = images[f"head-{head}"]
+            assert np.array_equal(image.get_array(), run(SENTENCES[0]).attentions[3, head])
+            assert image.get_clim() == (0.0, 1.0)
+            label = result.characters.label(3, head)
+            letter = {"previous": "P", "next": "N", "cls": "C", "sep": "S", "broad": "b"}.get(label)
+            assert titles[f"title-{head}"] == f"head {head + 1}" + (f" ({letter})" if letter else "")
+        # Heads run left to right, then down: head 2 right of head 1, the head below head 1 lower.
+        extents = [images[f"head-{head}"].get_extent() for head in range(NUM_HEADS)]
+        per_row = 4 if layout == "wide" else 2
+        assert extents[1][0] > extents[0][0] and extents[per_row][3] > extents[0][3] == extents[1][3]
+        assert min(t.get_fontsize() for t in all_texts(figure)) >= 8
+
+
+# --- the /learn page's real-model section ----------------------------------------------------------------
+
+
+def test_the_learn_pages_claims_hold_and_its_links_serve_the_figures(client):
+    page = client.get("/learn/attention")
+    assert page.status_code == 200
+    html = page.get_data(as_text=True)
+    assert 'id="real-model-text"' in html
+    assert KIND.parse({}).sentence == "the cat sat on the mat because it was tired"  # the sentence the text names
+    characters = head_characters(run("the cat sat on the mat because it was tired").attentions)
+    assert characters.previous[0, 2] > 0.995  # "layer 1 head 3 sends all of each token's weight to the one before"
+    assert sum(characters.label(4, head) == "cls" for head in range(NUM_HEADS)) > NUM_HEADS / 2  # "most of them"
+    for link in ("/plots/model-heads.png", "/plots/model-heads.png?layer=5&amp;head=all", "/plots/model-overview.png"):
+        assert f'href="{link}"' in html
+        response = client.get(link.replace("&amp;", "&"))
+        assert response.status_code == 200 and response.mimetype == "image/png"
+
+
+def test_the_playground_links_its_own_sentence_to_the_real_model(client):
+    html = client.get("/learn/attention?v=attention-playground&sentence=the+dog+ran+home").get_data(as_text=True)
+    for link in ("/plots/model-heads.png?sentence=the+dog+ran+home&amp;head=all",
+                 "/plots/model-overview.png?sentence=the+dog+ran+home"):
+        assert f'href="{link}"' in html
+        assert client.get(link.replace("&amp;", "&")).status_code == 200
+
+
+# --- layout: every label inside the figure, none over another ---------------------------------------------
+
+
+def assert_labels_apart(figure):
+    """Every text (tick labels, titles, texts, the colour bar's) lies inside the figure and off every other one."""
+    from test_plots_layout import label_boxes, overlap
+
+    figure.canvas.draw()
+    renderer = figure.canvas.get_renderer()
+    boxes = label_boxes(figure, renderer) + [(None, f"figure text {t.get_text()!r}", t.get_window_extent(renderer))
+                                             for t in figure.texts]
+    page = figure.bbox
+    for _, what, box in boxes:
+        assert box.x0 >= page.x0 - 1 and box.x1 <= page.x1 + 1 and box.y0 >= page.y0 - 1 and box.y1 <= page.y1 + 1, \
+            f"{what} is clipped"
+    for index, (_, what, box) in enumerate(boxes):
+        for _, other, other_box in boxes[index + 1:]:
+            assert overlap(box, other_box) <= 1, f"{what} overlaps {other}"
+
+
+@pytest.mark.parametrize("layout", ["wide", "narrow"])
+@pytest.mark.parametrize(("sentence", "head"), [(SENTENCES[0], "3"), (LONG, "9"), (SENTENCES[4], "1"),
+                                                (SENTENCES[1], "all"), (LONG, "all")])
+def test_labels_stay_inside_the_figure_and_apart(sentence, head, layout):
+    params = KIND.parse({"sentence": sentence, "head": head, "layer": 2})
+    result = KIND.compute(params)
+    assert_labels_apart(KIND.draw(params, result, KIND.figure_inches(params, layout, result)))

@@ -1,0 +1,112 @@
+"""The model-overview visual: its top heads, marks and tally against the real model's numbers by plain loops."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from app.visuals import get_kind
+from app.visuals.model import CHARACTERS, FOCUSED_BELOW, NUM_HEADS, NUM_LAYERS, SHARE_MARK, TIE, run
+
+from .test_model_heads import SENTENCES, naive_characters
+
+KIND = get_kind("model-overview")
+WORDS = {"previous": "the previous token", "next": "the next token", "cls": "[CLS]", "sep": "[SEP]"}
+
+
+def naive_table(sentence):
+    """{(layer, head): (previous, next, cls, sep, entropy)}, 0-based, by loops."""
+    attentions = run(sentence).attentions
+    return {(layer, head): naive_characters(attentions[layer, head].tolist())
+            for layer in range(NUM_LAYERS) for head in range(NUM_HEADS)}
+
+
+def heads_named(text: str) -> list[tuple[int, int]]:
+    return [(int(layer) - 1, int(head) - 1) for layer, head in re.findall(r"layer (\d+) head (\d+)", text)]
+
+
+@settings(max_examples=len(SENTENCES), deadline=None)
+@given(sentence=st.sampled_from(SENTENCES))
+def test_alt_names_the_top_heads_of_each_character_with_their_ties(sentence):
+    params = KIND.parse({"sentence": sentence})
+    alt = KIND.alt(params, KIND.compute(params))
+    table = naive_table(sentence)
+    for index, character in enumerate(CHARACTERS):
+        best = max(values[index] for values in table.values())
+        claim = re.search(rf"Most weight on {re.escape(WORDS[character])}: (.*?), (\d\.\d\d) on average\.", alt)
+        assert heads_named(claim.group(1)) == sorted(key for key, values in table.items()
+                                                     if values[index] >= best - TIE)
+        assert claim.group(2) == f"{best:.2f}"
+    entropies = {key: values[4] for key, values in table.items()}
+    focused = re.search(r"Most focused: (.*?) \(row entropy (\d\.\d\d) nats\); broadest: (.*?) \((\d\.\d\d) of", alt)
+    low, high = min(entropies.values()), max(entropies.values())
+    assert heads_named(focused.group(1)) == sorted(k for k, e in entropies.items() if e <= low + TIE)
+    assert heads_named(focused.group(3)) == sorted(k for k, e in entropies.items() if e >= high - TIE)
+    assert (focused.group(2), focused.group(4)) == (f"{low:.2f}", f"{high:.2f}")
+    assert f"of at most {math.log(len(run(sentence).tokens)):.2f})" in alt
+
+
+def expected_mark(values, with_share: bool) -> str:
+    shares = values[:4]
+    best = max(shares)
+    if best >= SHARE_MARK:
+        letter = "PNCS"[shares.index(best)]
+        return f"{letter} {best:.2f}" if with_share else letter
+    return "" if values[4] < FOCUSED_BELOW else "b"
+
+
+@pytest.mark.parametrize("sentence", SENTENCES[:3])
+def test_caption_lists_every_heads_mark_and_the_tally(sentence):
+    params = KIND.parse({"sentence": sentence})
+    caption = KIND.caption(params, KIND.compute(params))
+    table = naive_table(sentence)
+    for layer in range(NUM_LAYERS):
+        row = re.search(rf"layer {layer + 1}: ([^;]*?)(?:;|\.$)", caption).group(1)
+        assert row == ", ".join(f"{head + 1} {expected_mark(table[layer, head], True) or '–'}"
+                                for head in range(NUM_HEADS))
+    marks = [expected_mark(values, False) for values in table.values()]
+    assert (f"Here: {marks.count('P')} P, {marks.count('N')} N, {marks.count('C')} C, {marks.count('S')} S, "
+            f"{marks.count('b')} b.") in caption
+
+
+@pytest.mark.parametrize(("sentence", "layout"), [(SENTENCES[0], "wide"), (SENTENCES[0], "narrow"),
+                                                  (SENTENCES[4], "narrow")])
+def test_every_head_is_drawn_from_its_weights_with_its_mark(sentence, layout):
+    params = KIND.parse({"sentence": sentence})
+    result = KIND.compute(params)
+    figure = KIND.draw(params, result, KIND.figure_inches(params, layout, result))
+    (ax,) = figure.axes
+    maps = {image.get_gid(): image for image in ax.images}
+    assert len(maps) == NUM_LAYERS * NUM_HEADS
+    (collection,) = [c for c in ax.collections if hasattr(c, "cell_texts")]
+    marks = {}  # the mark drawn centred above each map
+    for (x, y), text in zip(collection.get_offsets(), collection.cell_texts):
+        (gid,) = [gid for gid, image in maps.items() if image.get_extent()[0] < x < image.get_extent()[1]
+                  and 0 < image.get_extent()[3] - y < 0.2]
+        marks[gid.replace("map", "mark")] = text
+    table, attentions = naive_table(sentence), run(sentence).attentions
+    for layer in range(NUM_LAYERS):
+        for head in range(NUM_HEADS):
+            image = maps[f"map-{layer}-{head}"]
+            assert np.array_equal(image.get_array(), attentions[layer, head])
+            assert image.get_clim() == (0.0, 1.0)
+            assert marks.get(f"mark-{layer}-{head}", "") == expected_mark(table[layer, head], layout == "wide")
+    # Layers down and heads across (a phone: heads down): layer 2 head 1 sits below (right of) layer 1 head 1.
+    first, second = maps["map-0-0"].get_extent(), maps["map-1-0"].get_extent()
+    assert (second[3] > first[3]) == (layout == "wide") and (second[0] > first[0]) == (layout == "narrow")
+    texts = list(ax.texts) + list(figure.texts)
+    assert min(t.get_fontsize() for t in texts if t.get_text()) >= 8
+
+
+@pytest.mark.parametrize("layout", ["wide", "narrow"])
+def test_labels_stay_inside_the_figure_and_apart(layout):
+    from .test_model_heads import assert_labels_apart
+
+    params = KIND.parse({"sentence": SENTENCES[0]})
+    result = KIND.compute(params)
+    assert_labels_apart(KIND.draw(params, result, KIND.figure_inches(params, layout, result)))
