@@ -91,5 +91,24 @@
     });
   }
 
+  // A figure the server was too busy to draw (503 with Retry-After: a page of several new figures on a cold
+  // server) is asked for again, a few times, a little later each time.
+  function retryWhenBusy(image) {
+    var tries = 0;
+    function again() {
+      if (++tries > 4) return;
+      window.setTimeout(function () {
+        Array.prototype.forEach.call(image.parentNode.querySelectorAll("source"), function (source) {
+          source.srcset = source.getAttribute("srcset");
+        });
+        image.srcset = image.getAttribute("srcset");
+        image.src = image.getAttribute("src");
+      }, 2000 * tries);
+    }
+    image.addEventListener("error", again);
+    if (image.complete && image.naturalWidth === 0) again(); // it failed before this script ran
+  }
+
   document.querySelectorAll("section.visual[data-json]").forEach(enhance);
+  document.querySelectorAll("img.visual-image").forEach(retryWhenBusy);
 })();
