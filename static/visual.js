@@ -96,7 +96,7 @@
   function retryWhenBusy(image) {
     var tries = 0;
     function again() {
-      if (++tries > 4) return;
+      if (++tries > 6) return;
       window.setTimeout(function () {
         Array.prototype.forEach.call(image.parentNode.querySelectorAll("source"), function (source) {
           source.srcset = source.getAttribute("srcset");

@@ -220,3 +220,25 @@ def test_visual_controls_work_without_javascript(browser, live_server):
     _wait_until(page, "() => document.querySelector('.visual-image').complete")
     assert page.evaluate("document.querySelector('.visual-image').naturalWidth") > 0
     context.close()
+
+
+def test_a_figure_the_server_was_too_busy_to_draw_is_asked_for_again(browser, tmp_path):
+    """/learn/attention shows eight new figures at once; a render gate of two slots refuses most of them
+    (503, Retry-After) and static/visual.js asks again until every one is drawn."""
+    from app import create_app
+    from app.visuals.service import RenderGate
+    from conftest import STRONG_SECRET_KEY, LiveServer
+
+    app = create_app({"TESTING": False, "SECRET_KEY": STRONG_SECRET_KEY,
+                      "DATABASE_URL": f"sqlite:///{tmp_path / 'busy.sqlite3'}"})
+    app.extensions["visual_cache"].gate = RenderGate(slots=2, per_client=2)
+    with LiveServer(app) as server:
+        context = browser.new_context(viewport={"width": 1100, "height": 900})
+        page = context.new_page()
+        statuses = []
+        page.on("response", lambda response: statuses.append(response.status) if "/plots/" in response.url else None)
+        page.goto(f"{server.url}/learn/attention")
+        _wait_until(page, "() => Array.from(document.querySelectorAll('img.visual-image'))"
+                          ".every(img => img.complete && img.naturalWidth > 0)", timeout=60)
+        context.close()
+    assert 503 in statuses  # the gate did refuse some, and they were drawn later
