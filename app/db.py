@@ -1,4 +1,5 @@
-"""Persistence with SQLAlchemy Core: attempts and every answered question, on SQLite or PostgreSQL.
+"""Persistence with SQLAlchemy Core: attempts, every try at a question and each question's final answer, on
+SQLite or PostgreSQL.
 
 SQLite in the instance folder is the zero-set-up default (WAL mode, busy timeout); set
 DATABASE_URL=postgresql+psycopg://... when several app servers share one database.
@@ -19,6 +20,7 @@ from typing import Any
 import click
 from flask import Flask, current_app, request
 from sqlalchemy import (
+    Boolean,
     Column,
     DateTime,
     Engine,
@@ -34,8 +36,11 @@ from sqlalchemy import (
     bindparam,
     create_engine,
     event,
+    exists,
     func,
     insert,
+    inspect,
+    literal,
     select,
     text,
     update,
@@ -47,7 +52,7 @@ from .errors import AppError, render_app_error
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: tries, and attempts.question_ids
 
 metadata = MetaData()
 
@@ -67,6 +72,8 @@ attempts = Table(
     Column("finished_at", DateTime(timezone=True)),
     Column("total_score", Float),
     Column("max_score", Integer),
+    # A JSON list of question ids for a "try the ones I missed" attempt; NULL: every question of the bank.
+    Column("question_ids", Text),
     Index("ix_attempts_bank", "bank_id"),
 )
 
@@ -78,10 +85,28 @@ responses = Table(
     Column("question_id", String(64), nullable=False),
     Column("seed", Integer, nullable=False, default=0),
     Column("answer", Text, nullable=False),  # JSON: true/false, an option id, a list of ids, or a number
-    Column("score", Float, nullable=False),
+    Column("score", Float, nullable=False),  # after the try_again penalty: what the question adds to the total
     Column("answered_at", DateTime(timezone=True), nullable=False),
     UniqueConstraint("attempt_id", "question_id", name="uq_response_once"),
     Index("ix_responses_bank_question", "bank_id", "question_id"),
+)
+
+# Every try at a question, the one that closed it included (final: a right answer, the last try allowed, or the
+# only try of a bank without try_again); the final try's answer is also the question's row in `responses`.
+tries = Table(
+    "tries", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("attempt_id", String(32), ForeignKey("attempts.id", ondelete="CASCADE"), nullable=False),
+    Column("bank_id", String(64), nullable=False),
+    Column("question_id", String(64), nullable=False),
+    Column("try_number", Integer, nullable=False),  # 1, 2, ...
+    Column("answer", Text, nullable=False),  # JSON, as in responses
+    Column("score", Float, nullable=False),  # this try's own score, before any penalty
+    Column("misconception", String(64)),  # the id of the misconception the answer matched, if any
+    Column("final", Boolean, nullable=False),
+    Column("tried_at", DateTime(timezone=True), nullable=False),
+    UniqueConstraint("attempt_id", "question_id", "try_number", name="uq_try_once"),
+    Index("ix_tries_bank_question", "bank_id", "question_id"),
 )
 
 # One row per signed-in instructor: the cookie carries only the id, so logging out (deleting the row) or
@@ -112,11 +137,11 @@ class DatabaseUnavailable(AppError):
 
 
 @dataclass(frozen=True)
-class StoredResponse:
+class StoredTry:
     question_id: str
+    number: int
     answer: Any
-    score: float
-    seed: int
+    final: bool
 
 
 def now() -> datetime:
@@ -154,25 +179,41 @@ _MIGRATE_ATTEMPTS = 8
 def migrate(engine: Engine) -> int:
     """Create or upgrade the schema; safe to run any number of times. Returns the schema version."""
     # Several workers starting at once on a new database race between "does it exist" and CREATE,
-    # table by table, so a loser may lose again on the next table; each retry finds more of the
-    # tables made, and the schema converges within a few looks.
+    # table by table, so a loser may lose again on the next table (or on an upgrade step another worker
+    # just made); each retry finds more of the schema made, and it converges within a few looks.
     for attempt in range(_MIGRATE_ATTEMPTS):
         try:
             metadata.create_all(engine, checkfirst=True)
+            _upgrade(engine)
             break
         except SQLAlchemyError:
             if attempt == _MIGRATE_ATTEMPTS - 1:
                 raise
             time.sleep(0.02 * (attempt + 1))
-    with engine.begin() as connection:
-        row = connection.execute(select(schema_info.c.version).where(schema_info.c.id == 1)).first()
-        if row is None:
-            try:
-                connection.execute(insert(schema_info).values(id=1, version=SCHEMA_VERSION))
-            except IntegrityError:
-                pass  # another process migrated at the same moment
-        # Future schema changes go here, each guarded by `row.version < N`.
     return SCHEMA_VERSION
+
+
+def _upgrade(engine: Engine) -> None:
+    """Bring a database made by an older version up to SCHEMA_VERSION, one guarded step per version."""
+    with engine.begin() as connection:
+        # FOR UPDATE (PostgreSQL): a second worker waits here, then finds the upgrade done.
+        row = connection.execute(select(schema_info.c.version).where(schema_info.c.id == 1).with_for_update()).first()
+        if row is None:  # another process inserting at the same moment makes this fail, and migrate retries
+            connection.execute(insert(schema_info).values(id=1, version=1))
+        version = row.version if row is not None else 1  # no row: an empty database, or one from version 1
+        if version < 2:
+            # create_all made `tries` (and question_ids on a new table); an existing attempts table lacks the
+            # column, and every answer stored before gets its try 1.
+            if "question_ids" not in {c["name"] for c in inspect(connection).get_columns("attempts")}:
+                connection.execute(text("ALTER TABLE attempts ADD COLUMN question_ids TEXT"))
+            tried = exists().where(tries.c.attempt_id == responses.c.attempt_id,
+                                   tries.c.question_id == responses.c.question_id)
+            connection.execute(insert(tries).from_select(
+                ["attempt_id", "bank_id", "question_id", "try_number", "answer", "score", "final", "tried_at"],
+                select(responses.c.attempt_id, responses.c.bank_id, responses.c.question_id, literal(1),
+                       responses.c.answer, responses.c.score, literal(True), responses.c.answered_at)
+                .where(~tried)))
+            connection.execute(update(schema_info).where(schema_info.c.id == 1).values(version=SCHEMA_VERSION))
 
 
 def engine() -> Engine:
@@ -190,20 +231,38 @@ def _write(statement_fn):
         raise StorageError(NOT_SAVED) from error
 
 
-def start_attempt(attempt_id: str, bank_id: str, seed: int, display_name: str | None = None) -> None:
+def start_attempt(attempt_id: str, bank_id: str, seed: int, display_name: str | None = None,
+                  question_ids: list[str] | None = None) -> None:
+    """A new attempt at the whole bank, or (question_ids) at only those of its questions."""
     def run(connection):
         connection.execute(insert(attempts).values(
-            id=attempt_id, bank_id=bank_id, seed=seed, display_name=display_name, started_at=now()))
+            id=attempt_id, bank_id=bank_id, seed=seed, display_name=display_name, started_at=now(),
+            question_ids=None if question_ids is None else json.dumps(question_ids)))
     _write(run)
 
 
-def record_response(attempt_id: str, bank_id: str, question_id: str, seed: int, answer: Any,
-                    score: float, question_count: int) -> bool:
-    """Store the first answer to a question in an attempt. False if one was already stored."""
+@dataclass(frozen=True)
+class TryStored:
+    """A try was stored; `finished` when it finished the attempt (exactly one try does, whatever the race)."""
+
+    finished: bool
+
+
+def record_try(attempt_id: str, bank_id: str, question_id: str, try_number: int, answer: Any, score: float, *,
+               final: bool, final_score: float = 0.0, seed: int = 0, misconception: str | None = None,
+               question_count: int = 1) -> TryStored | None:
+    """Store a try; a final one also stores the question's answer (with `final_score`, the score after any
+    penalty) and finishes the attempt when it closes its last question. None if that try was already stored."""
     def run(connection):
+        moment = now()
+        connection.execute(insert(tries).values(
+            attempt_id=attempt_id, bank_id=bank_id, question_id=question_id, try_number=try_number,
+            answer=json.dumps(answer), score=score, misconception=misconception, final=final, tried_at=moment))
+        if not final:
+            return TryStored(finished=False)
         connection.execute(insert(responses).values(
             attempt_id=attempt_id, bank_id=bank_id, question_id=question_id, seed=seed,
-            answer=json.dumps(answer), score=score, answered_at=now()))
+            answer=json.dumps(answer), score=final_score, answered_at=moment))
         # Two last answers at once (two tabs, two servers): under READ COMMITTED each transaction would
         # count only its own new row, and neither would finish the attempt. Locking the attempt's row
         # makes them take turns, and the second one's count sees the first one's committed answer.
@@ -214,44 +273,71 @@ def record_response(attempt_id: str, bank_id: str, question_id: str, seed: int, 
         answered, total = connection.execute(
             select(func.count(), func.coalesce(func.sum(responses.c.score), 0.0))
             .where(responses.c.attempt_id == attempt_id)).one()
+        finished = False
         if answered >= question_count:
-            connection.execute(update(attempts).where(attempts.c.id == attempt_id).values(
-                finished_at=now(), total_score=float(total), max_score=question_count))
-        return True
+            finished = connection.execute(
+                update(attempts).where(attempts.c.id == attempt_id, attempts.c.finished_at.is_(None))
+                .values(finished_at=now(), total_score=float(total), max_score=question_count)).rowcount == 1
+        return TryStored(finished)
     try:
         return _write(run)
     except IntegrityError:
-        return False  # a double submit, maybe from another server: the first answer stands
+        return None  # a double submit, maybe from another server: the first one stands
+
+
+def finish_attempt(attempt_id: str, question_count: int) -> bool:
+    """Close an attempt with the answers it has (its time limit passed): finished_at, and the total of its
+    answers' scores out of `question_count` (an unanswered question counts 0). True if this call closed it."""
+    def run(connection):
+        # The attempt's row first, as in record_try: a last answer stored at the same moment takes its turn.
+        connection.execute(select(attempts.c.id).where(attempts.c.id == attempt_id).with_for_update(key_share=True))
+        total = connection.execute(select(func.coalesce(func.sum(responses.c.score), 0.0))
+                                   .where(responses.c.attempt_id == attempt_id)).scalar_one()
+        return connection.execute(
+            update(attempts).where(attempts.c.id == attempt_id, attempts.c.finished_at.is_(None))
+            .values(finished_at=now(), total_score=float(total), max_score=question_count)).rowcount == 1
+    return _write(run)
+
+
+def record_response(attempt_id: str, bank_id: str, question_id: str, seed: int, answer: Any,
+                    score: float, question_count: int) -> TryStored | None:
+    """Store the first and only answer to a question in an attempt. None if one was already stored."""
+    return record_try(attempt_id, bank_id, question_id, 1, answer, score, final=True, final_score=score, seed=seed,
+                      question_count=question_count)
 
 
 @dataclass(frozen=True)
 class AttemptState:
-    """An attempt's row (None if there is none) and its stored answers, read in one query."""
+    """An attempt's row (None if there is none) and its stored tries per question, read in one query."""
 
     row: Any
-    responses: dict[str, StoredResponse]
+    tries: dict[str, list[StoredTry]]
 
 
 _ATTEMPT_COLUMNS = [column.name for column in attempts.c]
 # Built once: constructing a statement costs more than SQLite takes to run it.
 _ATTEMPT_STATE = (
-    select(attempts, responses.c.question_id.label("r_question_id"), responses.c.answer.label("r_answer"),
-           responses.c.score.label("r_score"), responses.c.seed.label("r_seed"))
-    .select_from(attempts.outerjoin(responses, responses.c.attempt_id == attempts.c.id))
+    select(attempts, tries.c.question_id.label("t_question_id"), tries.c.try_number.label("t_number"),
+           tries.c.answer.label("t_answer"), tries.c.final.label("t_final"))
+    .select_from(attempts.outerjoin(tries, tries.c.attempt_id == attempts.c.id))
     .where(attempts.c.id == bindparam("attempt_id"))
+    .order_by(tries.c.try_number)
 )
 
 
 def attempt_state(attempt_id: str) -> AttemptState:
-    """The attempt and every answer stored in it, with one query (a page needs both)."""
+    """The attempt and every try stored in it, oldest first, with one query (a page needs both)."""
     with engine().connect() as connection:
         rows = connection.execute(_ATTEMPT_STATE, {"attempt_id": attempt_id}).all()
     if not rows:
         return AttemptState(None, {})
     first = rows[0]
     row = SimpleNamespace(**{name: getattr(first, name) for name in _ATTEMPT_COLUMNS})
-    stored = {r.r_question_id: StoredResponse(r.r_question_id, json.loads(r.r_answer), r.r_score, r.r_seed)
-              for r in rows if r.r_question_id is not None}
+    stored: dict[str, list[StoredTry]] = {}
+    for r in rows:
+        if r.t_question_id is not None:
+            stored.setdefault(r.t_question_id, []).append(
+                StoredTry(r.t_question_id, r.t_number, json.loads(r.t_answer), bool(r.t_final)))
     return AttemptState(row, stored)
 
 

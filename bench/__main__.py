@@ -1,7 +1,7 @@
 """`python -m bench`: measure the goals and write docs/benchmarks.md, docs/benchmarks.png and bench/last-run.json.
 
 Options: --quick (few rounds, 3 s load runs: a smoke test, not for the doc's numbers), --only
-engine,plots,http (skip the other sections; the doc says so), --seconds N (each wrk run, default 10),
+engine,plots,http,model (skip the other sections; the doc says so), --seconds N (each wrk run, default 10),
 --keep (with --only: carry the other sections over from bench/last-run.json), --profile (profile
 every goal, not only the missed ones), --kinds a,b (the plots section for these kinds only).
 """
@@ -20,13 +20,13 @@ from pathlib import Path
 from . import machine
 from .timing import ROOT
 
-SECTION_KEYS = {"engine": ("engine",), "plots": ("plots",), "http": ("load", "cold_start", "why")}
+SECTION_KEYS = {"engine": ("engine",), "plots": ("plots",), "http": ("load", "cold_start", "why"), "model": ("model",)}
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--only", default="engine,plots,http")
+    parser.add_argument("--only", default="engine,plots,http,model")
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--kinds", default=None,
@@ -80,6 +80,16 @@ def main(argv=None) -> int:
             results["load"] = section("load", lambda: http.load(seconds, rounds=2 if args.quick else 3))
             print("http: explaining the server goals not met ...", flush=True)
             results["why"] = section("why", lambda: http.explain(results["load"], results["cold_start"], args.profile))
+    if "model" in sections:
+        if shutil.which("wrk") is None:
+            print("wrk is not installed (apt-get install wrk); skipping the model section", file=sys.stderr)
+        else:
+            from . import model
+
+            print("model: forward pass against transformers, answer pages, memory, first figure ...", flush=True)
+            results["model"] = section("model", lambda: model.run(rounds=9 if args.quick else 21, seconds=seconds,
+                                                                  load_rounds=2 if args.quick else 3,
+                                                                  launches=1 if args.quick else 3))
     results["machine"]["load_average_end"] = os.getloadavg()
     raw = ROOT / "bench" / "last-run.json"
     if args.quick:  # a smoke test never overwrites bench/last-run.json: its raw numbers go beside its doc

@@ -80,7 +80,37 @@ def _naive(kind_name: str, *_):
     return naive_render(kind_name)
 
 
-FACTORIES = {"ours": _ours, "torch": _torch, "render": _render, "naive": _naive}
+def _model(threads: int, *_):
+    """The engine's forward pass of the real model on bench.model's 32-token sentence, tokenising included."""
+    from threadpoolctl import threadpool_limits
+
+    from app.engine.pretrained import load_model
+    from bench.model import SENTENCE, SENTENCE_TOKENS
+
+    threadpool_limits(threads)  # NumPy's BLAS, as OPENBLAS_NUM_THREADS=1 does in the server
+    model = load_model()
+    assert len(model.run(SENTENCE).tokens) == SENTENCE_TOKENS
+    return lambda: model.run(SENTENCE)
+
+
+def _bert(threads: int, *_):
+    """transformers' BertModel (torch, CPU, eager attention) on the same weights and token ids, with attentions."""
+    import torch
+    from transformers import BertModel
+
+    from app.engine.pretrained import load_model
+    from bench.model import SENTENCE, SENTENCE_TOKENS
+
+    torch.set_num_threads(threads)
+    torch.set_grad_enabled(False)
+    model = load_model()
+    bert = BertModel.from_pretrained(str(model.weights_path.parent), attn_implementation="eager").eval()
+    token_ids = torch.tensor([model.tokenize(SENTENCE).ids])  # (1, N)
+    assert token_ids.shape[1] == SENTENCE_TOKENS
+    return lambda: bert(token_ids, output_attentions=True)
+
+
+FACTORIES = {"ours": _ours, "torch": _torch, "render": _render, "naive": _naive, "model": _model, "bert": _bert}
 
 
 def profile(call, calls: int, top: int = 12) -> dict:

@@ -35,6 +35,7 @@ BANK = "attention-transformers"
 CSRF_INPUT = re.compile(r'name="csrf_token" value="([^"]+)"')
 PLOT_URL = re.compile(r'(/plots/[^"\s,]+\.(?:png|svg)[^"\s,]*)')  # the images, not /plots/<kind>.json
 CONNECTIONS = 64
+WRK_THREADS = 2
 STATIC_PATH = "/static/style.css"  # the baseline: a file served by Flask's own static route, same server
 P99_GOAL_MS = 150
 RSS_GOAL_MB = 150
@@ -106,15 +107,15 @@ class Student:
         self.connection.close()
         self.connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=self.timeout)
 
-    def answer(self, question_id: str, value: str) -> int:
+    def answer(self, question_id: str, value: str, bank: str = BANK) -> int:
         """Open the question page and post an answer with its CSRF token; the POST's status."""
-        status, _, page = self.request("GET", f"/quiz/{BANK}/{question_id}")
+        status, _, page = self.request("GET", f"/quiz/{bank}/{question_id}")
         if status == 303:  # already answered in this attempt
             return 303
         match = CSRF_INPUT.search(page.decode())
         if status != 200 or not match:
             return status or 599
-        status, _, _ = self.request("POST", f"/quiz/{BANK}/{question_id}",
+        status, _, _ = self.request("POST", f"/quiz/{bank}/{question_id}",
                                     urlencode({"csrf_token": match.group(1), "answer": value}))
         return status
 
@@ -122,13 +123,13 @@ class Student:
         self.connection.close()
 
 
-def seed_questions() -> list[tuple[str, str]]:
-    """(question id, an answer value the form accepts) for each question of the seed bank."""
+def seed_questions(bank: str = BANK) -> list[tuple[str, str]]:
+    """(question id, an answer value the form accepts) for each question of a bundled bank."""
     from app.bank.loader import load_bank_file
     from app.paths import resource_dir
     from app.visuals import check_visual
 
-    result = load_bank_file(resource_dir("quizzes") / f"{BANK}.yaml", BANK, check_visual)
+    result = load_bank_file(resource_dir("quizzes") / f"{bank}.yaml", bank, check_visual)
     answers = []
     for question in result.bank.questions:
         if question.type == "true_false":
@@ -141,18 +142,18 @@ def seed_questions() -> list[tuple[str, str]]:
     return answers
 
 
-def answered_student(port: int) -> tuple[Student, list[str], dict[str, list[str]]]:
-    """A student who answered every seed question and opened each answer page once.
+def answered_student(port: int, bank: str = BANK) -> tuple[Student, list[str], dict[str, list[str]]]:
+    """A student who answered every question of `bank` and opened each answer page once.
 
     Returns (student, answer-page paths, {answer-page path: the image URLs it shows: src, srcset, narrow}).
     """
     student = Student(port)
     answer_paths, images = [], {}
-    for question_id, value in seed_questions():
-        status = student.answer(question_id, value)
+    for question_id, value in seed_questions(bank):
+        status = student.answer(question_id, value, bank)
         if status != 303:
             raise RuntimeError(f"answering {question_id} gave {status}")
-        path = f"/quiz/{BANK}/{question_id}/answer"
+        path = f"/quiz/{bank}/{question_id}/answer"
         status, _, page = student.request("GET", path)
         if status != 200:
             raise RuntimeError(f"{path} gave {status}")
@@ -306,10 +307,11 @@ def wrk(port: int, requests: list[tuple[str, str]], seconds: int, workdir: Path,
     """
     paths_file = workdir / f"wrk-paths-{time.monotonic_ns()}.txt"
     paths_file.write_text("".join(f"{cookie}|{path}\n" for cookie, path in requests))
-    command = ["wrk", "-t2", f"-c{CONNECTIONS}", f"-d{seconds}s", "--timeout", "10s",
+    command = ["wrk", f"-t{WRK_THREADS}", f"-c{CONNECTIONS}", f"-d{seconds}s", "--timeout", "10s",
                "-s", str(Path(__file__).with_name("wrk_report.lua")), f"http://127.0.0.1:{port}"]
-    out = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "WRK_PATHS": str(paths_file), "WRK_THINK_MS": str(think_ms)},
-                         timeout=seconds + 60)
+    env = {**os.environ, "WRK_PATHS": str(paths_file), "WRK_THINK_MS": str(think_ms),
+           "WRK_CONNECTIONS_PER_THREAD": str(CONNECTIONS // WRK_THREADS)}
+    out = subprocess.run(command, capture_output=True, text=True, env=env, timeout=seconds + 60)
     line = next((l for l in out.stdout.splitlines() if l.startswith("WRKJSON ")), None)
     if line is None:
         raise RuntimeError(f"wrk printed no summary:\n{out.stdout}\n{out.stderr}")
@@ -363,8 +365,8 @@ def load(seconds: int, rounds: int = 3) -> dict:
     return results
 
 
-def fetch_figures(port: int, urls: list[str], connections: int = 8) -> dict:
-    """Each of `connections` keep-alive connections fetches every URL once, in its own order.
+def fetch_figures(port: int, urls: list[str], connections: int = 8, cookie: str | None = None) -> dict:
+    """Each of `connections` keep-alive connections fetches every URL once, in its own order (with `cookie`).
 
     A connection sticks to the worker that accepted it, so with 8 connections both workers (with
     probability 1 - 2^-7) get every figure, and draw it on their first request for it.
@@ -376,6 +378,7 @@ def fetch_figures(port: int, urls: list[str], connections: int = 8) -> dict:
 
     def fetch_all(index: int) -> None:
         client = Student(port, timeout=60)
+        client.cookie = cookie
         order = urls[:]
         random.Random(index).shuffle(order)
         try:

@@ -79,7 +79,9 @@ def goals(results: dict) -> list[tuple[str, str, str, bool | None]]:
                      "first response)", summary["cold_start_s"] < COLD_START_GOAL_S))
     else:
         rows.append(("cold start to the first answer page", "< 2 s", "not run", None))
-    return rows
+    from . import model
+
+    return rows + model.goal_rows(results.get("model"))
 
 
 # --- the document -----------------------------------------------------------------------------
@@ -105,6 +107,9 @@ def write(results: dict, out: str) -> None:
     lines += _load_section(results.get("load"), why.get("answer_page"))
     lines += _memory_section(results.get("load"), why.get("memory"))
     lines += _cold_start_section(results.get("cold_start"), why.get("create_app"))
+    from . import model
+
+    lines += model.section(results.get("model"))
     out_path.write_text("\n".join(lines).rstrip() + "\n")
 
 
@@ -124,7 +129,7 @@ def _how_section(results: dict) -> list[str]:
                   for section, started in results.get("carried_over", {}).items()),
         "",
         "Options go through to `python -m bench`: `--quick` (a smoke test, written to a temporary folder, never "
-        "over this file), `--only engine,plots,http`, `--seconds N` (each wrk run, default 10), `--keep` (with "
+        "over this file), `--only engine,plots,http,model`, `--seconds N` (each wrk run, default 10), `--keep` (with "
         "`--only`: the other sections from the last run), `--profile` (profile every goal, not only those "
         "missed). `VENV=path bench/run` uses another venv.",
         "",
@@ -475,9 +480,21 @@ def _plot(results: dict, path: Path) -> None:
         server += [("answer p99", summary["p99_ms"] / P99_GOAL_MS), ("RSS", summary["peak_mb"] / RSS_GOAL_MB)]
     if "cold_start_s" in summary:
         server.append(("cold start", summary["cold_start_s"] / COLD_START_GOAL_S))
+    if results.get("model"):
+        from . import model
+
+        real = model.summarise(results["model"])
+        if "forward" in real:
+            server.append(("model pass", real["forward"]["ratio"] / model.FORWARD_GOAL))
+        if "p99_ms" in real:
+            server += [("model p99", real["p99_ms"] / model.P99_GOAL_MS),
+                       ("model RSS", real["peak_mb"] / model.RSS_GOAL_MB),
+                       ("2 workers", real["shared_ratio"] / model.SHARED_GOAL)]
+        if "first_figure_s" in real:
+            server.append(("model figure", real["first_figure_s"] / model.FIRST_FIGURE_GOAL_S))
     if server:
         server_ax.bar(range(len(server)), [v for _, v in server], color=[GOOD if v < 1 else BAD for _, v in server])
-        server_ax.set_xticks(range(len(server)), labels=[name for name, _ in server], fontsize=8)
+        server_ax.set_xticks(range(len(server)), labels=[name for name, _ in server], fontsize=8, rotation=90)
     server_ax.axhline(1.0, color="black", linestyle="--")
     server_ax.set_ylabel("measured / target")
     server_ax.set_title("Server goals (dashed: the target)", fontsize=10)

@@ -5,7 +5,8 @@ then every kind's default figure drawn at 1x and 2x, wide and narrow, in one thr
 `python -m bench.why create_app` - what the app's start-up costs: imports and create_app, with
 cProfile's costliest calls.
 `python -m bench.why answer_page` - one answer page through Flask's test client against the static
-file, interleaved, and cProfile's costliest calls of the answer page.
+file, interleaved, and cProfile's costliest calls of the answer page (`model_answer_page`: of the real-model
+bank's pages).
 Each prints one JSON object. bench.http runs them when the goal they explain is not met (or --profile).
 """
 
@@ -103,7 +104,7 @@ def create_app_cost() -> dict:
     return {"import_app_s": imported, "create_app_s": created, "top": _top(profiler, 1, own=False)}
 
 
-def answer_page() -> dict:
+def answer_page(bank: str = "attention-transformers") -> dict:
     from app import create_app
     from bench.http import seed_questions
 
@@ -114,10 +115,10 @@ def answer_page() -> dict:
                                 "RATE_LIMIT_SUBMIT": "1000000 per minute", "WTF_CSRF_ENABLED": False})
         client = flask_app.test_client()
         pages = []
-        for question_id, value in seed_questions():
-            client.get(f"/quiz/attention-transformers/{question_id}")
-            client.post(f"/quiz/attention-transformers/{question_id}", data={"answer": value})
-            pages.append(f"/quiz/attention-transformers/{question_id}/answer")
+        for question_id, value in seed_questions(bank):
+            client.get(f"/quiz/{bank}/{question_id}")
+            client.post(f"/quiz/{bank}/{question_id}", data={"answer": value})
+            pages.append(f"/quiz/{bank}/{question_id}/answer")
         for page in pages:
             assert client.get(page).status_code == 200, page
         times: dict[str, list[float]] = {"answer page": [], "static file": []}
@@ -165,5 +166,6 @@ if __name__ == "__main__":
 
     logging.disable(logging.WARNING)  # the app's start-up logs are not this tool's output
     what = sys.argv[1]
-    result = {"memory": memory, "create_app": create_app_cost, "answer_page": answer_page}[what]()
+    result = {"memory": memory, "create_app": create_app_cost, "answer_page": answer_page,
+              "model_answer_page": lambda: answer_page("real-attention-heads")}[what]()
     print(json.dumps(result))

@@ -1,6 +1,7 @@
 #!/bin/sh
 # The container's entrypoint. Before serving it refuses a missing, short, well-known or low-randomness FLASK_SECRET_KEY
-# (as CTFd's entrypoint does), then creates or upgrades the database schema and execs gunicorn as PID 1.
+# (as CTFd's entrypoint does), then creates or upgrades the database schema and execs the server as PID 1: the
+# image's CMD, attention-quiz-serve (nginx in front of gunicorn, docker/serve.sh), or gunicorn alone.
 # Any other command (`docker run IMAGE attention-quiz-validate /quizzes`) runs as given, with no checks.
 set -eu
 
@@ -62,7 +63,7 @@ init_database() {
 }
 
 case "${1:-}" in
-    gunicorn | */gunicorn)
+    attention-quiz-serve | gunicorn | */gunicorn)
         check_secret_key
         check_instance_folder
         init_database

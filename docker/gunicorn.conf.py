@@ -7,7 +7,8 @@ waiting on the database and the network.
 
 import os
 
-bind = f"0.0.0.0:{os.environ.get('PORT', '8000')}"
+# The image binds a unix socket behind its nginx (docker/serve.sh); alone, gunicorn serves port 8000 itself.
+bind = os.environ.get("GUNICORN_BIND", "0.0.0.0:8000")
 workers = int(os.environ.get("GUNICORN_WORKERS", "2"))
 # More than 1 selects the gthread worker. 8: at most 6 of them wait for or draw new plots (the render
 # gate of app.visuals.service), so 2 are always free for pages and figures already drawn.
@@ -17,7 +18,7 @@ graceful_timeout = 20
 keepalive = 5
 # Heartbeat files in memory, not on the container's overlay filesystem, which can stall workers.
 worker_tmp_dir = "/dev/shm"
-accesslog = "-"  # stdout, so `docker logs` shows every request
+accesslog = "-"  # stdout (the image logs requests through nginx instead: docker/serve.sh)
 errorlog = "-"
 # X-Forwarded-Proto is trusted only from the addresses in FORWARDED_ALLOW_IPS (gunicorn reads that
 # variable itself; its default is 127.0.0.1,::1). Set it to your reverse proxy's address.

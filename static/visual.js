@@ -14,21 +14,38 @@
     var timer = null;
     var latest = 0;
 
-    // Only the visible controls are plot parameters; hidden inputs (v, seed...) belong to the page.
+    // The grid a prediction is about (its words, its head): changed, the prediction is not drawn (as without JS).
+    var grid = (section.getAttribute("data-prediction-grid") || "").split(" ").filter(Boolean);
+
+    function sameGrid() {
+      return grid.every(function (name) {
+        var element = form.elements[name];
+        if (!element) return true;
+        if (element.tagName === "SELECT") return element.options[element.selectedIndex].defaultSelected;
+        return element.value.trim() === element.defaultValue.trim();
+      });
+    }
+
+    // The visible controls are plot parameters, and so are the student's prediction and choice (hidden,
+    // data-plot-param); the other hidden inputs (v, seed...) belong to the page.
     function params() {
       var data = new URLSearchParams();
+      var kept = sameGrid();
       Array.prototype.forEach.call(form.elements, function (element) {
-        if (element.name && element.type !== "hidden" && element.type !== "submit") data.append(element.name, element.value);
+        if (!element.name || element.type === "submit") return;
+        var plotted = element.type !== "hidden" || (element.hasAttribute("data-plot-param") && kept);
+        if (plotted) data.append(element.name, element.value);
       });
       return data;
     }
 
     function pageQuery(query) {
       var data = new URLSearchParams();
-      Array.prototype.forEach.call(form.querySelectorAll("input[type=hidden]"), function (element) {
-        data.append(element.name, element.value);
+      var page = form.querySelectorAll("input[type=hidden]:not([data-plot-param])");
+      Array.prototype.forEach.call(page, function (element) { data.append(element.name, element.value); });
+      query.forEach(function (value, key) {
+        if (!form.querySelector("input[type=hidden][data-plot-param][name='" + key + "']")) data.append(key, value);
       });
-      query.forEach(function (value, key) { data.append(key, value); });
       return data;
     }
 
@@ -64,6 +81,13 @@
           if (caption && body.caption) caption.textContent = body.caption;
           status.textContent = "";
           section.classList.remove("has-error");
+          // A value refused before (the page without JS marked it) is gone now.
+          Array.prototype.forEach.call(form.querySelectorAll("[aria-invalid]"), function (element) {
+            element.removeAttribute("aria-invalid");
+          });
+          Array.prototype.forEach.call(form.querySelectorAll(".field-error"), function (element) {
+            element.textContent = "";
+          });
           var page = new URL(window.location.href);
           page.search = "?" + pageQuery(query).toString();
           page.hash = section.id;

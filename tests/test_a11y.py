@@ -69,6 +69,7 @@ def a11y_server(tmp_path_factory):
     _seed_answers(app)
     with LiveServer(app) as server:
         server.quiz_dir = quiz_dir
+        server.banks = app.extensions["banks"]
         yield server
 
 
@@ -225,6 +226,7 @@ def test_instructor_pages_have_no_serious_violations(a11y_server, page, axe_resu
     # A served bank whose file stops validating: the preview keeps it and shows the new errors.
     stale_file = a11y_server.quiz_dir / "stale.yaml"
     stale_file.write_text(stale_file.read_text() + "  - id: [unclosed\n")
+    a11y_server.banks.refresh_if_changed()  # what the hot-reload thread does within a second
     page.goto(f"{base}/instructor/preview/{STALE_BANK}/head-dimension-variant")
     assert page.locator(".notice[role=alert] .error-list").is_visible()
     check_page(page, "instructor preview of a stale bank", axe_results)

@@ -16,7 +16,8 @@ def test_list_banks(client):
     data = client.get("/api/banks").get_json()
     seed = next(b for b in data["banks"] if b["id"] == SEED_BANK)
     assert seed["question_count"] == 9
-    assert {b["id"] for b in data["banks"]} == {SEED_BANK, "attention-practice", "real-attention-heads"}
+    assert {b["id"] for b in data["banks"]} == {SEED_BANK, "attention-practice", "real-attention-heads",
+                                                "attention-drill"}
 
 
 def test_bank_and_question_never_reveal_the_key(client):
@@ -108,7 +109,9 @@ def test_a_grade_is_sent_with_its_fields_in_order_and_its_markdown_rendered():
     from test_grading import SINGLE
 
     body = grade_json(grade(SINGLE, "128"))
-    assert list(body) == ["correct", "score", "answer", "correct_answer", "feedback", "explanation_html"]
+    assert list(body) == ["correct", "score", "answer", "correct_answer", "feedback", "explanation_html",
+                          "misconception"]
+    assert body["misconception"] is None  # a choice question has none
     assert body["feedback"] == [
         {"option": "32", "selected": False, "correct": True, "feedback_html": "Right."},
         {"option": "64", "selected": False, "correct": False, "feedback_html": None},

@@ -308,17 +308,20 @@ BANK_CASES = [
         "id: demo\ntitle: Demo\nquestion:\n" + GOOD_QUESTION,
         ["bank.yaml:1:1: questions: this required field is missing; add a list of questions",
          "bank.yaml:3:1: question: unknown field 'question'; did you mean 'questions'? "
-         "(allowed: id, title, description, source, questions)"],
+         "(allowed: id, title, description, source, mode, feedback, tries, penalty, shuffle, attempts, opens, closes, "
+         "time_limit, questions)"],
         id="bank-field-typo",
     ),
     pytest.param(
         "id: demo\ntitle: Demo\ncolour: red\nquestions:\n" + GOOD_QUESTION,
-        ["bank.yaml:3:1: colour: unknown field 'colour' (allowed: id, title, description, source, questions)"],
+        ["bank.yaml:3:1: colour: unknown field 'colour' (allowed: id, title, description, source, mode, feedback, "
+         "tries, penalty, shuffle, attempts, opens, closes, time_limit, questions)"],
         id="bank-unknown-field",
     ),
     pytest.param(
         "id: demo\ntitle: Demo\n3: three\nquestions:\n" + GOOD_QUESTION,
-        ["bank.yaml:3:1: 3: unknown field '3' (allowed: id, title, description, source, questions)"],
+        ["bank.yaml:3:1: 3: unknown field '3' (allowed: id, title, description, source, mode, feedback, "
+         "tries, penalty, shuffle, attempts, opens, closes, time_limit, questions)"],
         id="number-as-key",
     ),
     pytest.param(
@@ -388,7 +391,8 @@ QUESTION_CASES = [
         """,
         ["bank.yaml:4:5: questions[0].explanation: this required field is missing; add it",
          "bank.yaml:7:5: questions[0].explaination: unknown field 'explaination'; did you mean 'explanation'? "
-         "(allowed: id, type, prompt, options, answer, explanation, tags, scoring, tolerance, unit, visual, learn, params, where)"],
+         "(allowed: id, type, prompt, options, answer, explanation, tags, scoring, tolerance, unit, visual, grid, "
+         "misconceptions, learn, params, where)"],
         id="question-field-typo",
     ),
     pytest.param(
@@ -528,8 +532,8 @@ QUESTION_CASES = [
             prompt: P
             explanation: E
         """,
-        ["bank.yaml:5:11: questions[0].type: expected one of 'true_false', 'single_choice', 'multiple_choice' or "
-         "'numeric', got 'essay'"],
+        ["bank.yaml:5:11: questions[0].type: expected one of 'true_false', 'single_choice', 'multiple_choice', "
+         "'numeric', 'matrix' or 'cells', got 'essay'"],
         id="unknown-question-type",
     ),
     pytest.param(
@@ -872,7 +876,8 @@ QUESTION_CASES = [
             answer: a
             options: [{id: a, text: A}, {id: b, text: B}]
         """,
-        ["bank.yaml:6:14: questions[0].scoring: 'scoring' applies only to multiple_choice questions; remove it"],
+        ["bank.yaml:6:14: questions[0].scoring: 'scoring' applies only to multiple_choice and cells questions; "
+         "remove it"],
         id="scoring-on-single-choice",
     ),
     pytest.param(
@@ -885,7 +890,7 @@ QUESTION_CASES = [
             tolerance: {abs: 0.5}
             unit: heads
         """,
-        ["bank.yaml:9:16: questions[0].tolerance: 'tolerance' applies only to numeric questions; remove it",
+        ["bank.yaml:9:16: questions[0].tolerance: 'tolerance' applies only to numeric and matrix questions; remove it",
          "bank.yaml:10:11: questions[0].unit: 'unit' applies only to numeric questions; remove it"],
         id="tolerance-and-unit-on-true-false",
     ),
@@ -979,7 +984,7 @@ def test_errors_are_collected_across_the_file_in_line_order():
         "bank.yaml:9:35: questions[0].options[0].correct: expected a boolean (true or false), got 'yes'; banks "
         "are read as YAML 1.2, where this word is text, so write true or false",
         "bank.yaml:15:5: questions[1].hint: unknown field 'hint' (allowed: id, type, prompt, options, answer, "
-        "explanation, tags, scoring, tolerance, unit, visual, learn, params, where)",
+        "explanation, tags, scoring, tolerance, unit, visual, grid, misconceptions, learn, params, where)",
         "bank.yaml:17:1: title: duplicate key 'title' (first defined at line 2); each key may appear once in a "
         "mapping, so remove or rename one",
     ]
@@ -1003,7 +1008,7 @@ def test_bank_error_renders_like_a_compiler_and_as_json():
 
 
 def test_visual_checker_problems_are_reported_at_the_param():
-    def checker(kind, params):
+    def checker(kind, params, question_type=None, key=None):
         assert (kind, params) == ("heatmap", {"heads": 3})
         return [(("params", "heads"), "must divide d_model (8)")]
 
@@ -1272,7 +1277,7 @@ def test_documented_complete_bank_is_valid():
 
 def test_documented_question_examples_are_valid():
     examples = [block for block in _doc_yaml_blocks() if block.startswith("- id:")]
-    assert len(examples) == 4  # one per question type
+    assert len(examples) == 8  # one per question type, one with misconceptions, one predict-then-reveal
     for example in examples:
         bank_of(questions(example))
 
@@ -1281,8 +1286,11 @@ def test_documented_banks_are_valid_with_their_visuals_and_variants():
     from app.visuals import check_visual
 
     banks = [block for block in _doc_yaml_blocks() if block.startswith("id:")]
-    assert len(banks) == 3  # the complete bank, the parameterised one and the self-test draft
+    # the complete bank, a try_again and a graded one, the assessment settings, the parameterised one, a draft
+    assert len(banks) == 6
     for block in banks:
+        # The feedback-mode examples show a bank's header, its questions elided as "- ...": give them one.
+        block = block.replace("  - ...\n", GOOD_QUESTION)
         result = load_bank_bytes(block.encode("utf-8"), "authoring.md", check_visual)
         assert result.errors == (), [str(e) for e in result.errors]
 

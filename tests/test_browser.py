@@ -139,6 +139,8 @@ def test_every_answer_page_shows_its_visual_and_the_controls_change_it(browser, 
         if page.url.endswith("/answer") is False:
             _choose(page, question_id, key)
             page.click("button:has-text('Submit answer')")
+            # The click starts the POST and its redirect; ask the answer page, not the question page, for its image.
+            page.wait_for_url(f"**/{question_id}/answer", wait_until="domcontentloaded")
         _wait_until(page, "() => document.querySelector('.visual-image').complete")
         before = _image_state(page)
         assert before["width"] > 0, f"{question_id}: the image did not load"

@@ -5,6 +5,7 @@ The engine, first found first used: ATTENTION_QUIZ_DOCKER (a docker-compatible c
 `docker info` answers; `../shared/tools/podman-here` beside the repository (these machines have no Docker
 engine and reach no registry; it needs root); `podman` when `podman info` answers. With none the tests
 skip and say how to run them, except under CI (CI set), where a missing engine is a failure.
+ATTENTION_QUIZ_TEST_IMAGE names an image already built from this tree, to test it without a rebuild.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import shlex
 import shutil
 import socket
 import subprocess
+import tempfile
 import time
 import urllib.error
 import urllib.parse
@@ -25,6 +27,7 @@ from dataclasses import dataclass, field
 from http.cookiejar import CookieJar
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -107,6 +110,7 @@ def free_port() -> int:
 @dataclass
 class Docker:
     command: list[str]
+    image: str = IMAGE  # what start() runs: build_image() sets it
     containers: list[str] = field(default_factory=list)
     volumes: list[str] = field(default_factory=list)
 
@@ -143,7 +147,7 @@ class Docker:
         if data_volume:
             args += ["-v", f"{data_volume}:/data"]
         self.containers.append(name)
-        self(*args, IMAGE, *command)
+        self(*args, self.image, *command)
         return Container(self, name, f"http://127.0.0.1:{port}")
 
     def clean_up(self) -> None:
@@ -182,12 +186,18 @@ class Container:
             time.sleep(0.5)
         pytest.fail(f"container {self.name} did not answer /healthz within {STARTUP_SECONDS}s:\n{self.logs()}")
 
-    def process_one(self) -> tuple[int, str]:
-        """The uid and command line of PID 1, the process the entrypoint exec'd."""
-        status = self.docker("exec", self.name, "cat", "/proc/1/status").stdout
-        uid = int(re.search(r"^Uid:\s+(\d+)", status, re.M).group(1))
-        cmdline = self.docker("exec", self.name, "cat", "/proc/1/cmdline").stdout.replace("\0", " ")
-        return uid, cmdline
+    def processes(self) -> dict[int, tuple[int, str]]:
+        """Every process in the container: pid -> (uid, command line). The image has no ps; /proc has it all."""
+        listing = self.docker("exec", self.name, "sh", "-c",
+                              'for d in /proc/[0-9]*; do printf "%s %s " "${d#/proc/}" '
+                              '"$(sed -n "s/^Uid:[[:space:]]*\\([0-9]*\\).*/\\1/p" $d/status)"; '
+                              'tr "\\0" " " < $d/cmdline; echo; done').stdout
+        found = {}
+        for line in listing.splitlines():
+            pid, uid, *command = line.split(" ", 2) + [""]
+            if uid.isdigit():
+                found[int(pid)] = (int(uid), " ".join(command).strip())
+        return found
 
 
 class Browser:
@@ -239,13 +249,42 @@ def docker():
     engine.clean_up()
 
 
+_built: set[str] = set()  # images built by this test process
+
+
+def dockerfile_for(docker: Docker) -> list[str]:
+    """`-f` arguments for the build: the Dockerfile itself, except under podman-here.
+
+    The Dockerfile names Docker Hub's python:3.11-slim by digest. podman-here reaches no registry and stands in for
+    a base image by tagging a local one with the FROM name, which podman cannot do for a digest ("tag by digest
+    not supported"). So there the build reads a copy whose FROM lines name the tag; every other line is the same.
+    """
+    if Path(docker.command[0]).name != "podman-here":
+        return []
+    copy = Path(tempfile.mkdtemp(prefix="attention-quiz-dockerfile-")) / "Dockerfile"
+    text = (ROOT / "Dockerfile").read_text(encoding="utf-8")
+    copy.write_text(re.sub(r"^(FROM \S+?)@sha256:[0-9a-f]{64}", r"\1", text, flags=re.M), encoding="utf-8")
+    return ["-f", str(copy)]
+
+
+def build_image(docker: Docker) -> str:
+    """Build the image once per test process, for this module and tests/test_slow_clients.py (the first
+    podman-here build also makes its base image)."""
+    prebuilt = os.environ.get("ATTENTION_QUIZ_TEST_IMAGE")  # an image built from this tree already: no rebuild
+    if prebuilt:
+        docker.image = prebuilt
+        return prebuilt
+    if IMAGE not in _built:
+        # --no-cache: podman's layer cache here has served a stale `COPY app` layer (the old code, in an image
+        # tagged new); a test must build what is in the tree. It costs about 3 minutes on 2 CPUs.
+        docker("build", "--no-cache", "-t", IMAGE, *dockerfile_for(docker), str(ROOT), timeout=1800)
+        _built.add(IMAGE)
+    return IMAGE
+
+
 @pytest.fixture(scope="module")
 def image(docker):
-    """Build the image once for the module (the first podman-here build also makes its base image)."""
-    # --no-cache: podman's layer cache here has served a stale `COPY app` layer (the old code, in an image
-    # tagged new); a test must build what is in the tree. With the wheels at hand it costs under a minute.
-    docker("build", "--no-cache", "-t", IMAGE, str(ROOT), timeout=1800)
-    return IMAGE
+    return build_image(docker)
 
 
 @pytest.fixture(scope="module")
@@ -261,11 +300,17 @@ def test_container_becomes_healthy_and_serves_as_a_non_root_user(docker, server)
     # The image's own HEALTHCHECK, as Docker runs it.
     result = docker.healthcheck(server.name)
     assert result.returncode == 0, result.stdout + result.stderr
-    uid, cmdline = server.process_one()
-    assert uid != 0, "the server runs as root"
-    assert "gunicorn" in cmdline, f"PID 1 is not gunicorn (the entrypoint must exec it): {cmdline}"
+    processes = server.processes()
+    assert all(uid != 0 for uid, _ in processes.values()), f"a process runs as root: {processes}"
+    # The entrypoint exec'd the image's server, which runs nginx in front of gunicorn.
+    assert "attention-quiz-serve" in processes[1][1], f"PID 1 is not the image's server: {processes}"
+    commands = " | ".join(command for _, command in processes.values())
+    assert "nginx: master process" in commands and "gunicorn" in commands, commands
     logs = server.logs()
     assert logs.count("Booting worker") == 3, "GUNICORN_WORKERS=3 did not start three workers:\n" + logs
+    # gunicorn listens on a unix socket only: every request goes through nginx, which answers and logs it.
+    assert "Listening at: unix:/tmp/attention-quiz/gunicorn.sock" in logs, logs
+    assert "nginx" in urllib.request.urlopen(server.url + "/healthz", timeout=10).headers.get("Server", "")
     assert "building the font cache" not in logs, "matplotlib's font cache was not built into the image"
 
 
@@ -286,6 +331,38 @@ def test_a_student_answers_a_question_over_http(server):
     assert figure.startswith(b"\x89PNG") or b"<svg" in figure[:500], figure[:100]
     # Its request shows in the access log on stdout.
     assert f"POST {QUESTION_PATH}" in server.logs()
+
+
+def test_docker_stop_ends_nginx_and_gunicorn_gracefully(docker, image):
+    container = docker.start({"FLASK_SECRET_KEY": SECRET_KEY})
+    container.wait_until_healthy()
+    started = time.monotonic()
+    docker("stop", "--time", "30", container.name, timeout=60)  # SIGTERM, then SIGKILL after 30 s
+    stopped_in = time.monotonic() - started
+    state = container.state()
+    logs = container.logs()
+    assert state["ExitCode"] == 0 and stopped_in < 25, f"exit {state['ExitCode']} after {stopped_in:.1f} s:\n{logs}"
+    assert "attention-quiz: stopping" in logs and "Shutting down: Master" in logs, logs[-3000:]
+
+
+def test_the_model_loads_in_the_image_without_network_and_without_pandas_or_duckdb(docker, image):
+    # The weights package is installed with --no-deps: its declared pyduck-janitor (duckdb, pandas) is left out.
+    # The image's forward pass must give the numbers this tree's engine gives.
+    sentence = "the cat sat on the mat because it was tired"
+    script = ("import importlib.util, json\n"
+              "from app.engine.pretrained import load_model\n"
+              f"run = load_model().run({sentence!r})\n"
+              "print(json.dumps([run.tokens, run.attentions.round(5).tolist()]))\n"
+              "print([name for name in ('pandas', 'duckdb', 'pyduck_janitor') if importlib.util.find_spec(name)])\n")
+    result = docker("run", "--rm", "--network=none", image, "python", "-c", script, timeout=120)
+    numbers, missing = result.stdout.splitlines()
+    tokens, attentions = json.loads(numbers)
+    from app.engine.pretrained import load_model
+
+    expected = load_model().run(sentence)
+    assert tokens == expected.tokens
+    assert abs(np.array(attentions) - expected.attentions).max() < 1e-4
+    assert missing == "[]", f"installed, though the app never imports them: {missing}"
 
 
 def test_answers_survive_a_new_container_on_the_same_data_volume(docker, image):

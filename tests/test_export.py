@@ -113,7 +113,7 @@ def moodle_xml(run):
     result = run(SEED_BANK, "--format", "moodle-xml")
     assert result.exit_code == 0, result.output
     assert result.stderr.splitlines()[-1] == \
-        "exported 9 question(s) of 'attention-transformers' as moodle-xml; 0 warning(s)"
+        "exported 9 question(s) of 'attention-transformers' as moodle-xml; 5 warning(s)"  # the 5 "See ..." links
     return ElementTree.fromstring(result.stdout.encode())
 
 
@@ -216,10 +216,15 @@ def test_tex_maths_is_left_for_mathjax_and_other_markdown_renders_as_in_the_app(
     assert "\\(O(NM(d+l))\\)" in complexity.findtext("answer/text")
 
 
+def words_only(text: str) -> str:
+    """A text as exported: its links to the app's own pages reduced to their words (app.authoring.export)."""
+    return re.sub(r"\[([^\]\n]+)\]\((/[^)\s]*)\)", r"\1", text)
+
+
 def test_general_feedback_is_the_rendered_explanation_followed_by_the_figure(moodle_xml, seed_bank):
     for element, question in zip(questions_of(moodle_xml), seed_bank.questions):
         feedback = element.findtext("generalfeedback/text")
-        explanation = to_html(question.explanation, inline=False)
+        explanation = to_html(words_only(question.explanation), inline=False)
         assert feedback.startswith(explanation), question.id
         assert feedback[len(explanation):].startswith('<p><img src="@@PLUGINFILE@@/'), question.id
 
@@ -230,7 +235,7 @@ def test_mathml_option_uses_the_apps_own_rendering(run, seed_bank):
     root = ElementTree.fromstring(result.stdout.encode())
     for element, question in zip(questions_of(root), seed_bank.questions):
         assert element.findtext("questiontext/text") == str(render_markdown(question.prompt))
-        assert element.findtext("generalfeedback/text") == str(render_markdown(question.explanation))
+        assert element.findtext("generalfeedback/text") == str(render_markdown(words_only(question.explanation)))
         assert element.find(".//file") is None
         for option, (_, text, feedback) in zip(question.options, answers_of(element)):
             if question.type != "true_false":
@@ -317,9 +322,9 @@ def test_more_than_20_right_options_cannot_be_graded():
 def test_moodle_xml_numeric_variant_for_the_chosen_seed(run, practice_bank):
     result = run(PRACTICE_BANK, "--format", "moodle-xml", "--seed", "5", "--visual", "none")
     assert result.exit_code == 0, result.output
-    elements = questions_of(ElementTree.fromstring(result.stdout.encode()))
-    for element, question in zip(elements, practice_bank.questions):
-        concrete = instantiate(question, 5)
+    elements = {e.findtext("name/text"): e for e in questions_of(ElementTree.fromstring(result.stdout.encode()))}
+    for question in [q for q in practice_bank.questions if q.type == "numeric"]:
+        element, concrete = elements[question.id], instantiate(question, 5)
         assert element.get("type") == "numerical"
         assert float(element.findtext("answer/text")) == concrete.answer
         tolerance = max(concrete.tolerance.abs, concrete.tolerance.rel * abs(concrete.answer))
@@ -328,16 +333,19 @@ def test_moodle_xml_numeric_variant_for_the_chosen_seed(run, practice_bank):
         assert element.findtext("units/unit/unit_name") == question.unit
     for index, question in enumerate(practice_bank.questions):
         assert (f"warning: questions[{index}] {question.id}: has params; only its variant for seed 5 was exported"
-                in result.stderr)
+                in result.stderr) == bool(question.params)
 
 
 def test_several_variants_become_separate_questions(run, practice_bank):
     result = run(PRACTICE_BANK, "--format", "gift", "--seed", "2", "--variants", "3")
     assert result.exit_code == 0, result.output
-    read = read_gift(result.stdout)
-    assert [q["name"] for q in read] == [f"{q.id}-seed{s}" for q in practice_bank.questions for s in (2, 3, 4)]
-    for entry, (question, seed) in zip(read, [(q, s) for q in practice_bank.questions for s in (2, 3, 4)]):
-        assert float(entry["answers"][0][1]) == instantiate(question, seed).answer
+    read = {q["name"]: q for q in read_gift(result.stdout)}
+    exported = [q for q in practice_bank.questions if q.type != "matrix"]  # GIFT cannot carry a matrix
+    assert list(read) == [name for q in exported for name in
+                          ([f"{q.id}-seed{s}" for s in (2, 3, 4)] if q.params else [q.id])]
+    for question in [q for q in exported if q.type == "numeric" and q.params]:
+        for seed in (2, 3, 4):
+            assert float(read[f"{question.id}-seed{seed}"]["answers"][0][1]) == instantiate(question, seed).answer
     assert "has params" not in result.stderr
 
 
@@ -356,7 +364,7 @@ def test_unknown_bank_id(run):
     result = run("no-such-bank", "--format", "gift")
     assert result.exit_code == 2
     assert "no bank 'no-such-bank' is served" in result.stderr
-    assert "the banks are: attention-practice, attention-transformers" in result.stderr
+    assert "the banks are: attention-drill, attention-practice, attention-transformers" in result.stderr
 
 
 def test_missing_file(run, tmp_path):
@@ -447,8 +455,19 @@ def read_gift_question(lines: list[str]) -> dict | None:
     entry = {"name": name, "format": question_format, "text": question_text, "general": general}
     if answer_text.startswith("#"):
         value = answer_text[1:].strip()
-        answer, tolerance = value.split(":") if ":" in value else (value, "0")
-        return entry | {"type": "numerical", "answers": [(1.0, answer.strip(), tolerance.strip())]}
+        if not value.startswith("="):
+            answer, tolerance = value.split(":") if ":" in value else (value, "0")
+            return entry | {"type": "numerical", "answers": [(1.0, answer.strip(), tolerance.strip())]}
+        answers, feedbacks = [], []  # several answers, {#=3:0.01 =%0%24:0.01#feedback}, misconceptions after the key
+        for part in re.split(r"(?<!\\)=", value)[1:]:
+            weight = 1.0
+            if _WEIGHT.match(part):
+                weight, part = float(part[1:part.index("%", 1)]) / 100, part[part.index("%", 1) + 1:]
+            bits = part.split("#", 1)
+            answer, tolerance = bits[0].strip().split(":")
+            answers.append((weight, answer, tolerance))
+            feedbacks.append(_post(bits[1].strip()).strip() if len(bits) > 1 else "")
+        return entry | {"type": "numerical", "answers": answers, "feedbacks": feedbacks}
     if "~" in answer_text:
         single = "=" in answer_text
         parts = answer_text.replace("=", "~=").split("~")
@@ -499,7 +518,7 @@ def test_gift_reads_back_as_the_bank(gift_export, seed_bank):
     for entry, question in zip(read, seed_bank.questions):
         assert entry["format"] == "markdown"
         assert entry["text"] == question.prompt.strip()  # maths stays as its $...$ source
-        assert entry["general"] == question.explanation.strip()
+        assert entry["general"] == words_only(question.explanation).strip()
         if question.type == "true_false":
             key = bool(question.option("true").correct)
             right, wrong = (question.option("true"), question.option("false"))[:: 1 if key else -1]
@@ -526,7 +545,7 @@ def test_gift_reports_each_visual_it_leaves_out(gift_export, seed_bank):
                 "by GIFT; it was left out") in lines
     assert ("warning: questions[3] multi-head-subspaces: the tags (multi-head) cannot be carried by GIFT; "
             "they were left out") in lines
-    assert lines[-1] == "exported 9 question(s) of 'attention-transformers' as gift; 18 warning(s)"
+    assert lines[-1] == "exported 9 question(s) of 'attention-transformers' as gift; 23 warning(s)"  # 5 "See ..." links
 
 
 def test_gift_strict_fails_on_warnings(run):
@@ -549,9 +568,126 @@ def test_gift_numeric_and_schemes(run, tmp_path):
 def test_gift_exports_the_variant_for_the_seed(run, practice_bank):
     result = run(PRACTICE_BANK, "--format", "gift", "--seed", "3")
     assert result.exit_code == 0, result.output
-    for entry, question in zip(read_gift(result.stdout), practice_bank.questions):
+    read = {entry["name"]: entry for entry in read_gift(result.stdout)}
+    for question in [q for q in practice_bank.questions if q.type == "numeric"]:
         concrete = instantiate(question, 3)
-        assert entry["name"] == question.id and entry["text"] == concrete.prompt.strip()
-        assert float(entry["answers"][0][1]) == concrete.answer
+        assert read[question.id]["text"] == concrete.prompt.strip()
+        assert float(read[question.id]["answers"][0][1]) == concrete.answer
     assert ("warning: questions[0] head-dimension-variant: has params; only its variant for seed 3 was exported"
             in result.stderr)
+
+
+# --- matrix, cells and misconceptions (issue 14) ------------------------------------------------------
+
+GRIDS_BANK = """\
+id: grids
+title: Grids
+questions:
+  - id: weights
+    type: matrix
+    prompt: The softmax of [2, 1, 0]?
+    explanation: Exponentiate, then normalise.
+    answer: softmax([2, 1, 0])
+    tolerance: {abs: 0.01}
+    misconceptions:
+      - {id: divide-by-sum, answer: [0.6667, 0.3333, 0], feedback: Scores over their sum.}
+  - id: mask
+    type: cells
+    prompt: Which keys may query 2 attend to?
+    explanation: Keys 1 and 2.
+    grid: {rows: [q2], cols: [k1, k2, k3]}
+    answer: [[0, 0], [0, 1]]
+    scoring: net_correct
+  - id: scaled
+    type: numeric
+    prompt: q·k = 24, d_k = 64?
+    explanation: 24 / 8 = 3.
+    answer: 3
+    tolerance: {abs: 0.01}
+    misconceptions:
+      - {id: no-sqrt-scaling, answer: 24, feedback: "Divide by the square root of d_k = 64."}
+"""
+
+
+@pytest.fixture
+def grids_bank(tmp_path):
+    path = tmp_path / "grids.yaml"
+    path.write_text(GRIDS_BANK, encoding="utf-8")
+    return str(path)
+
+
+def test_moodle_xml_carries_matrix_as_cloze_cells_as_choices_and_numeric_misconceptions(run, grids_bank):
+    result = run(grids_bank, "--format", "moodle-xml")
+    assert result.exit_code == 0, result.output
+    weights, mask, scaled = questions_of(ElementTree.fromstring(result.stdout.encode()))
+    assert weights.get("type") == "cloze"
+    blanks = re.findall(r"\{1:NUMERICAL:=([^:]+):([^}]+)\}", weights.findtext("questiontext/text"))
+    key = load(Path(grids_bank)).questions[0].answer[0]
+    assert [float(v) for v, _ in blanks] == pytest.approx(key) and {t for _, t in blanks} == {"0.01"}
+    assert mask.get("type") == "multichoice" and mask.findtext("single") == "false"
+    assert [(f, t) for f, t, _ in answers_of(mask)] == [(50.0, "query q2 → key k1"), (50.0, "query q2 → key k2"),
+                                                       (-50.0, "query q2 → key k3")]
+    assert [(f, t) for f, t, _ in answers_of(scaled)] == [(100.0, "3"), (0.0, "24")]
+    assert answers_of(scaled)[1][2] == "<p>Divide by the square root of d_k = 64.</p>\n"
+    assert [a.findtext("tolerance") for a in scaled.findall("answer")] == ["0.01", "0.01"]
+    comments = re.findall(r"<!--(.*?)-->", result.stdout)
+    for message in ["weights: exported as a Moodle cloze question with one numerical blank per entry",
+                    "weights: its misconceptions (divide-by-sum) cannot be carried by a cloze question",
+                    "mask: Moodle has no grid of cells; exported as a multiple-choice list of its 3 cells"]:
+        assert any(message in comment for comment in comments), message
+        assert f"warning: questions[{0 if 'weights' in message else 1}] {message}" in result.stderr
+
+
+def test_gift_leaves_out_matrix_questions_and_says_so(run, grids_bank):
+    result = run(grids_bank, "--format", "gift")
+    assert result.exit_code == 0, result.output
+    mask, scaled = read_gift(result.stdout)
+    message = "GIFT has no matrix or cloze answers, so the question was left out (moodle-xml carries it)"
+    assert f"// questions[0] weights: {message}" in result.stdout
+    assert f"warning: questions[0] weights: {message}" in result.stderr
+    assert "exported 2 question(s)" in result.stderr
+    assert [(w, t) for w, t, _ in mask["answers"]] == [(0.5, "query q2 → key k1"), (0.5, "query q2 → key k2"),
+                                                       (-0.5, "query q2 → key k3")]
+    assert scaled["answers"] == [(1.0, "3", "0.01"), (0.0, "24", "0.01")]
+    assert scaled["feedbacks"] == ["", "Divide by the square root of d_k = 64."]
+    assert scaled["general"] == "24 / 8 = 3."
+
+
+def test_a_try_again_banks_tries_and_penalty_are_carried_where_they_can_be_and_reported_where_not():
+    from app.authoring.export import to_gift, to_moodle_xml
+    from app.bank.loader import load_bank_file
+
+    bank = load_bank_file(resource_dir("quizzes") / "attention-drill.yaml", "attention-drill.yaml").bank
+    assert bank.feedback == "try_again" and bank.penalty == [1, 0.5, 0.25]
+    moodle = to_moodle_xml(bank)
+    root = ElementTree.fromstring(moodle.text)
+    assert [q.findtext("penalty") for q in root.iter("question")] == ["0.5"] * len(bank.questions)
+    (note,) = [w for w in moodle.warnings if w.index is None]
+    assert "Interactive with multiple tries" in note.message and "after the second try" in note.message
+    assert str(note).startswith("bank: feedback: try_again (3 tries")
+    gift = to_gift(bank)
+    (note,) = [w for w in gift.warnings if w.index is None]
+    assert "cannot be carried by GIFT" in note.message and f"// {note.message}" in gift.text
+
+
+def test_an_immediate_bank_gets_no_penalty_and_no_bank_note():
+    from app.authoring.export import to_moodle_xml
+    from app.bank.loader import load_bank_file
+
+    bank = load_bank_file(resource_dir("quizzes") / "attention-transformers.yaml", "x.yaml").bank
+    moodle = to_moodle_xml(bank)
+    assert "<penalty>" not in moodle.text and not [w for w in moodle.warnings if w.index is None]
+
+
+def test_links_to_the_apps_own_pages_become_their_words_with_a_warning():
+    from app.authoring.export import to_gift, to_moodle_xml
+    from app.bank.loader import load_bank_file
+
+    bank = load_bank_file(resource_dir("quizzes") / "attention-transformers.yaml", "x.yaml").bank
+    assert "[See Tutorial](/learn/attention#soft-lookup-text)" in bank.questions[0].explanation
+    for export in (to_moodle_xml(bank), to_gift(bank)):
+        assert 'href="/learn' not in export.text and "](/learn" not in export.text
+        assert "See Tutorial." in export.text
+        warned = [str(w) for w in export.warnings if "lead nowhere from Moodle" in w.message]
+        assert "questions[0] soft-dictionary-lookup: its links to this app's pages (/learn/attention#soft-lookup-text)" \
+               " lead nowhere from Moodle; each was reduced to its words" in warned

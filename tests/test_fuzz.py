@@ -54,7 +54,7 @@ def fuzz_app(tmp_path_factory):
         # Generous limits rather than RATELIMIT_ENABLED=False: the Limiter is one object shared by every app
         # in the process, and its `enabled` flag would stay off for the tests that check the limits.
         "RATE_LIMIT_SUBMIT": "100000 per minute", "RATE_LIMIT_PLOTS": "100000 per minute",
-        "RATE_LIMIT_LOGIN": "100000 per minute",
+        "RATE_LIMIT_LOGIN": "100000 per minute", "RATE_LIMIT_ATTEMPTS_PER_ADDRESS": "100000 per minute",
         "INSTRUCTOR_PASSWORD_HASH": generate_password_hash(INSTRUCTOR_PASSWORD, method="pbkdf2:sha256:1000"),
     })
 

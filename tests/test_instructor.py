@@ -430,3 +430,27 @@ def test_an_instructor_chart_states_the_size_of_its_png(bars):
     chart = CountChart(title="t", subject="answers", category_title="option", labels=tuple(f"o{i}" for i in range(bars)),
                        counts=tuple(range(bars)), highlighted=tuple(i == 0 for i in range(bars)))
     assert chart.size == image_size(render_png(chart))
+
+
+# --- tries and misconceptions (feedback: try_again) -----------------------------------------------------
+
+
+def test_the_report_shows_tries_per_question_and_how_often_each_misconception_was_hit(tmp_path):
+    from test_feedback_modes import TRY_AGAIN, make_app, send
+
+    app = make_app(tmp_path, TRY_AGAIN, INSTRUCTOR_PASSWORD_HASH=PASSWORD_HASH)
+    first, second = app.test_client(), app.test_client()
+    for value in ("64", "64", "8"):  # two tries matching no-sqrt, then right on the third
+        send(first, "scale", value)
+    for value in ("64", "9"):  # one hit, then a wrong answer that matches nothing; the question stays open
+        send(second, "scale", value)
+    send(second, "heads", "a")  # right on the first try
+    instructor = app.test_client()
+    sign_in(instructor)
+    html = " ".join(instructor.get("/instructor/banks/modes").get_data(as_text=True).split())
+    assert re.search(r'id="tries-scale">5 <span class="meta">\(3.00 per answer\)</span>', html)
+    assert re.search(r'id="tries-heads">1 <span class="meta">\(1.00 per answer\)</span>', html)
+    assert re.search(r'id="tries-projections">0</dd>', html)
+    feedback = "That is d_k itself; the scores are divided by its square root."
+    assert cells(html, "miss-scale-no-sqrt") == ["no-sqrt", feedback, "3"]
+    assert "feedback try again: 3 tries per question" in html

@@ -33,3 +33,28 @@ def test_the_attention_page_lists_the_toy_vocabulary_by_category(client):
 def test_the_playground_text_links_to_the_vocabulary(client):
     page = client.get("/learn/attention").get_data(as_text=True)
     assert 'href="#vocabulary"' in page and 'id="vocabulary"' in page
+
+
+def test_the_playground_switches_to_the_real_model_in_place(client):
+    query = "/learn/attention?v=attention-playground&model=real&sentence=the+cat+sat+on+the+mat&layer=5&head=6"
+    response = client.get(query)
+    assert response.status_code == 200
+    page = html.unescape(response.get_data(as_text=True))
+    playground = page[page.index('id="playground"'):]
+    playground = playground[:playground.index("</section>")]
+    assert "all-MiniLM-L6-v2, layer 5 head 6" in playground and "Constructed" not in playground
+    assert '<option value="real" selected>' in playground  # the form keeps the switch for the next update
+    for label in ("Number of heads (toy model only", "Layer (real model only", "Head (real model only"):
+        assert label in playground
+    images = re.findall(r'srcset="([^"]+)"', playground)
+    assert images and all("model=real" in srcset for srcset in images)  # wide and narrow, 1x and 2x
+    url = images[0].split(" ")[0]
+    figure = client.get(url)
+    assert figure.status_code == 200 and figure.mimetype == "image/png"
+
+
+def test_the_playground_refuses_a_bad_model_with_a_sentence(client):
+    response = client.get("/learn/attention?v=attention-playground&model=real&layer=9")
+    assert response.status_code == 400
+    page = html.unescape(response.get_data(as_text=True))
+    assert "layer" in page and "The plot shows the question's own values instead." in page

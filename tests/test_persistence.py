@@ -103,7 +103,7 @@ def test_a_failed_write_is_an_error_the_student_sees(app, client, monkeypatch):
         raise OperationalError("INSERT", {}, Exception("disk I/O error"))
 
     page = client.get(f"/quiz/{SEED_BANK}/head-dimension").get_data(as_text=True)
-    monkeypatch.setattr(db, "start_attempt", lambda *a, **k: db._write(lambda c: broken()))
+    monkeypatch.setattr(db, "record_try", lambda *a, **k: db._write(lambda c: broken()))
     response = client.post(f"/quiz/{SEED_BANK}/head-dimension", data={"csrf_token": csrf_token(page), "answer": "32"})
     assert response.status_code == 503
     html = response.get_data(as_text=True)
@@ -119,7 +119,7 @@ def test_init_db_is_idempotent(runner, app):
     for _ in range(2):
         result = runner.invoke(args=["init-db"])
         assert result.exit_code == 0, result.output
-        assert "schema version 1" in result.output
+        assert f"schema version {db.SCHEMA_VERSION}" in result.output
 
 
 def test_healthz_reports_the_database(client, app, monkeypatch):
@@ -140,7 +140,7 @@ def test_same_flow_on_postgresql(postgres, quiz_dir):
     assert '<h1 id="verdict">Correct</h1>' in page
     with app.extensions["db_engine"].connect() as connection:
         assert connection.execute(select(func.count()).select_from(db.responses)).scalar() == 1
-    assert db.migrate(app.extensions["db_engine"]) == 1  # idempotent on PostgreSQL too
+    assert db.migrate(app.extensions["db_engine"]) == db.SCHEMA_VERSION  # idempotent on PostgreSQL too
     app.extensions["db_engine"].dispose()
 
 

@@ -261,6 +261,38 @@ def test_the_model_runs_without_torch_and_maps_its_weights_instead_of_copying_th
     assert report["private_mb"] < 45, report  # measured 25 MB: the attention weights the engine stacks, the vocab
 
 
+RACE = textwrap.dedent("""
+    import json, threading
+    from app.engine import pretrained
+
+    loads, original = [], pretrained.PretrainedModel.__init__
+
+    def counted(self, directory):  # a real load, counted
+        loads.append(threading.get_ident())
+        original(self, directory)
+
+    pretrained.PretrainedModel.__init__ = counted
+    threads, start, models = 8, threading.Barrier(8), []
+
+    def first_call():
+        start.wait()  # all eight ask at once, before any load has ended (a load takes most of a second)
+        models.append(pretrained.load_model())
+
+    workers = [threading.Thread(target=first_call) for _ in range(threads)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    print(json.dumps({"loads": len(loads), "models": len({id(model) for model in models}), "calls": len(models)}))
+""")
+
+
+def test_concurrent_first_calls_load_the_model_once():
+    """gunicorn's threads of a fresh worker asking for the model at once: one load, and every thread gets it."""
+    result = subprocess.run([sys.executable, "-c", RACE], capture_output=True, text=True, timeout=120, check=True)
+    assert json.loads(result.stdout) == {"loads": 1, "models": 1, "calls": 8}
+
+
 def test_the_module_imports_only_numpy_and_the_model_libraries():
     source = Path(__file__).parents[1] / "app" / "engine" / "pretrained.py"
     imported = set()

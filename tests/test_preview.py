@@ -15,7 +15,7 @@ from test_instructor import PASSWORD_HASH, sign_in
 def bank_dir(tmp_path, quiz_dir):
     folder = tmp_path / "banks"
     folder.mkdir()
-    for name in ("attention-transformers.yaml", "attention-practice.yaml"):
+    for name in ("attention-transformers.yaml", "attention-practice.yaml", "attention-drill.yaml"):
         shutil.copy(quiz_dir / name, folder)
     return folder
 
@@ -69,6 +69,7 @@ def test_seed_selector_walks_through_variants(instructor):
 def test_broken_bank_errors_show_in_the_preview_while_students_keep_the_last_good_version(instructor, bank_dir):
     bank = bank_dir / "attention-transformers.yaml"
     bank.write_text(bank.read_text().replace("scoring: net_correct", "scoring: lenient", 1))
+    instructor.application.extensions["banks"].refresh_if_changed()  # what the hot-reload thread does
     index = instructor.get("/instructor/preview/").get_data(as_text=True)
     assert re.search(r"attention-transformers\.yaml:\d+:\d+: questions\[1\]\.scoring: expected one of", index)
     assert "Students still get the last good" in index
@@ -82,3 +83,28 @@ def test_odd_seeds_are_a_400_with_a_sentence(instructor, seed):
     response = instructor.get("/instructor/preview/attention-practice/head-dimension-variant", query_string={"seed": seed})
     assert response.status_code == 400
     assert "seed must be a whole number" in response.get_data(as_text=True)
+
+
+def test_preview_shows_a_matrix_key_and_its_misconceptions(instructor):
+    html = instructor.get("/instructor/preview/attention-practice/attention-output-2x2").get_data(as_text=True)
+    assert "(matrix)" in html and "Key (2 × 2) · each entry accepted within ±0.011" in " ".join(html.split())
+    assert re.findall(r"<td>([0-9.]+)</td>", html) == ["2", "3", "2.60886", "3.60886"]
+    assert "<h2>Misconceptions</h2>" in html
+    assert "<code>no-sqrt-scaling</code>" in html and "[[2, 3], [2.762, 3.762]]" in html
+    assert "The softmax ran down the columns" in html
+
+
+def test_preview_marks_the_cells_of_the_key(instructor):
+    html = instructor.get("/instructor/preview/attention-practice/causal-mask-grid?seed=0").get_data(as_text=True)
+    n = int(re.search(r"<code>n = (\d)</code>", html).group(1))
+    assert f"{n * (n + 1) // 2} of {n * n} cells are right" in html
+    assert html.count('<td class="is-hit">') == n * (n + 1) // 2
+    assert re.findall(r'<th scope="row">([^<]*)</th>', html) == [str(i) for i in range(1, n + 1)]
+
+
+def test_the_preview_says_how_the_bank_gives_feedback(instructor):
+    drill = instructor.get("/instructor/preview/attention-drill/scaled-score-by-hand").get_data(as_text=True)
+    assert re.search(r"The bank is practice, with\s+3 tries per question \(a right answer on try 1, 2, … earns\s+"
+                     r"1, 0.5, 0.25 of the point;", drill)
+    seed = instructor.get("/instructor/preview/attention-transformers/attention-complexity").get_data(as_text=True)
+    assert re.search(r"The bank is practice, with\s+immediate feedback\.", seed)

@@ -104,7 +104,7 @@ def test_the_bundled_banks_pass(run):
             seeds, passed, failures = rows[(bank.id, question.id)]
             assert seeds == ("2" if question.params else "1") and failures == "0" and int(passed) > 5
     assert result.stdout.splitlines()[-1].endswith("check(s) passed, 0 failure(s)")
-    assert result.stdout.splitlines()[-1].startswith("3 bank(s), 18 question(s), ")
+    assert result.stdout.splitlines()[-1].startswith("4 bank(s), 29 question(s), ")
 
 
 def test_a_tolerance_that_accepts_wrong_numbers_fails(run, tmp_path):
@@ -202,3 +202,82 @@ def test_malformed_answers_cover_wrong_type_unknown_id_none_and_nan():
     values = malformed_answers(multi)
     assert None in values and any(isinstance(v, float) and math.isnan(v) for v in values)
     assert [selftest.UNKNOWN_OPTION] in values and "values" in values  # an unknown id; a bare id, not a list
+
+
+# Two misconceptions within the tolerance of each other: a student giving the second gets the first's feedback.
+SHADOWED_MISCONCEPTION = """\
+id: shadowed
+title: A misconception hidden behind another
+questions:
+  - id: scaled
+    type: numeric
+    prompt: q·k = 24 and d_k = 64. The scaled score?
+    answer: 3
+    tolerance: {abs: 0.5}
+    explanation: 24 / 8 = 3.
+    misconceptions:
+      - {id: no-scaling, answer: 24, feedback: Divide by sqrt(d_k).}
+      - {id: rounded-up, answer: 24.4, feedback: Never seen.}
+  - id: weights
+    type: matrix
+    prompt: softmax([2, 1, 0])?
+    answer: softmax([2, 1, 0])
+    tolerance: {abs: 0.01}
+    explanation: Exponentiate, then normalise.
+    misconceptions:
+      - {id: divide-by-sum, answer: [0.6667, 0.3333, 0], feedback: Scores over their sum.}
+  - id: mask
+    type: cells
+    prompt: Which keys may query 2 attend to?
+    grid: {rows: [q2], cols: [k1, k2, k3]}
+    answer: causal_mask(3)[1]
+    scoring: per_option
+    explanation: k1 and k2.
+"""
+
+
+def test_misconceptions_matrix_and_cells_are_checked(run, tmp_path):
+    result = run(write(tmp_path, "shadowed.yaml", SHADOWED_MISCONCEPTION))
+    assert result.exit_code == 1
+    failures = [line for line in result.stdout.splitlines() if line.startswith("FAIL")]
+    assert failures == ["FAIL shadowed / scaled / seed 0 / misconception-matches: the misconception 'rounded-up' "
+                        "answer 24.4 gets 'no-scaling''s feedback"]
+    rows = table_rows(result.stdout)
+    # instantiate, key, key-scores-1, 2 wrong probes, then weights: 1 misconception and 7 malformed; mask: 9 malformed
+    assert rows[("shadowed", "weights")] == ["1", "13", "0"] and rows[("shadowed", "mask")] == ["1", "14", "0"]
+
+
+def test_matrix_and_cells_probes_are_wrong_and_malformed_answers_are_refused():
+    from app.bank.loader import load_bank_bytes
+    from app.errors import BadInput
+    from app.grading import grade, parse_answer
+
+    _, weights, mask = load_bank_bytes(SHADOWED_MISCONCEPTION.encode(), "b.yaml").bank.questions
+    for question in (weights, mask):
+        key = selftest.answer_key(question)
+        assert grade(question, parse_answer(question, key)).score == 1
+        probes = wrong_answers(question, key)
+        assert len(probes) == 2 and all(grade(question, parse_answer(question, p)).score < 1 for p in probes)
+        for bad in malformed_answers(question):
+            with pytest.raises(BadInput):
+                parse_answer(question, bad)
+
+
+def test_a_try_again_bank_needs_a_hint_for_every_wrong_try(tmp_path):
+    bank = tmp_path / "drill.yaml"
+    bank.write_text(
+        "id: drill\ntitle: Drill\nfeedback: try_again\ntries: 2\npenalty: [1, 0.5]\nquestions:\n"
+        "  - {id: bare, type: single_choice, prompt: P, explanation: E, answer: a,\n"
+        "     options: [{id: a, text: A}, {id: b, text: B, feedback: Not B.}, {id: c, text: C}]}\n"
+        "  - {id: number, type: numeric, prompt: P, explanation: E, answer: 3}\n"
+        "  - {id: hinted, type: numeric, prompt: P, explanation: E, answer: 3,\n"
+        "     misconceptions: [{id: raw, answer: 24, feedback: Scale it.}]}\n", encoding="utf-8")
+    report = selftest.SelfTest(seeds=1).run_paths([bank])
+    found = {(f.question, f.check): f.detail for f in report.failures}
+    assert found == {
+        ("bare", "try-again-hints"): "a wrong try that picks 'c' gets no hint: give that option feedback",
+        ("number", "try-again-hints"): "a wrong try gets no hint: add misconceptions: (the common slips, each with "
+                                       "feedback)"}
+    immediate = tmp_path / "immediate.yaml"
+    immediate.write_text(bank.read_text().replace("feedback: try_again\ntries: 2\npenalty: [1, 0.5]\n", ""))
+    assert selftest.SelfTest(seeds=1).run_paths([immediate]).failures == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import pathlib
 
 import numpy as np
 import pytest
@@ -137,3 +138,24 @@ def test_item_flags_follow_the_standard_thresholds(facility, discrimination, res
     flags = stats.item_flags(facility, discrimination, responses)
     assert [f.code for f in flags] == codes
     assert all(f.explanation for f in flags)
+
+
+def test_the_report_counts_matrix_answers_as_values_and_cells_one_by_one():
+    from app.bank.loader import load_bank_file
+    from app.instructor.report import Response, answer_breakdown
+
+    bank = load_bank_file(pathlib.Path(__file__).parent.parent / "quizzes" / "attention-practice.yaml",
+                          "attention-practice.yaml").bank
+    matrix, cells = bank.question("softmax-of-scores"), bank.question("causal-mask-query-4")
+    key = matrix.answer
+    given = [Response("a", matrix.id, key, 1.0), Response("b", matrix.id, key, 1.0),
+             Response("c", matrix.id, [[1 / 3, 1 / 3, 1 / 3]], 0.0)]
+    rows, other = answer_breakdown(matrix, given)
+    assert [(row.label, row.correct, row.count) for row in rows][1] == ("[0.333333, 0.333333, 0.333333]", False, 1)
+    assert rows[0].count == 2 and rows[0].correct and rows[0].label.startswith("[0.66") and other == 0
+    picks = [Response("a", cells.id, [[0, 0], [0, 1], [0, 2], [0, 3]], 1.0),
+             Response("b", cells.id, [[0, 0], [0, 4], [0, 5]], 0.0)]
+    rows, other = answer_breakdown(cells, picks)
+    counted = {row.label: (row.count, row.correct) for row in rows}
+    assert counted == {"on → the (1)": (2, True), "on → cat": (1, True), "on → sat": (1, True), "on → on": (1, True),
+                       "on → the (5)": (1, False), "on → mat": (1, False)} and other == 0

@@ -2,6 +2,8 @@
 
 Moodle XML keeps HTML, per-option feedback, tags and the visual (embedded as a file). GIFT is plain
 text, so it leaves out visuals, units, tags and links, and reports each one as an ExportWarning.
+Neither has a grid: a cells question becomes a multiple-choice list of its cells, a matrix question a
+Moodle cloze table of numerical blanks (GIFT cannot carry it), each with a warning.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from dataclasses import dataclass, field
 from markdown_it import MarkdownIt
 from markupsafe import Markup
 
-from ..bank.schema import Bank, Question, Tolerance
+from ..bank.schema import Bank, Option, Question, Tolerance
 from ..bank.variants import VariantError, has_params, instantiate
 from ..markup import build_markdown, render_inline, render_markdown
 from ..visuals import get_kind
@@ -31,7 +33,7 @@ VISUAL_PLACEMENTS = ("feedback", "question", "none")
 Renderer = Callable[[VisualKind, VisualParams], Rendered]
 
 MOODLE_TYPES = {"true_false": "truefalse", "single_choice": "multichoice", "multiple_choice": "multichoice",
-                "numeric": "numerical"}
+                "numeric": "numerical", "matrix": "cloze"}
 
 # The grades Moodle accepts for an answer, in percent, and their negatives. On import each fraction must
 # lie within 1e-5 of one of question_bank::fraction_options_full() (0.3333333 = 33.33333 %), or the
@@ -44,11 +46,13 @@ MOODLE_PERCENTS = (100.0, 90.0, 83.33333, 80.0, 75.0, 70.0, 66.66667, 60.0, 50.0
 class ExportWarning:
     """Something in a question that the target format cannot carry, or carries only approximately."""
 
-    index: int  # the question's position in the bank, as in the loader's `questions[i]` paths
-    question_id: str
+    index: int | None  # the question's position in the bank, as in the loader's `questions[i]` paths; None: the bank
+    question_id: str | None
     message: str
 
     def __str__(self) -> str:
+        if self.index is None:
+            return f"bank: {self.message}"
         return f"questions[{self.index}] {self.question_id}: {self.message}"
 
 
@@ -66,6 +70,7 @@ class _Item:
     index: int
     name: str
     question: Question
+    notes: tuple[str, ...] = ()  # what the export changed, written as a comment beside it and as a warning
 
 
 @dataclass
@@ -77,6 +82,36 @@ class _Warnings:
 
     def about(self, item: _Item, message: str) -> None:
         self.add(item.index, item.name, message)
+
+
+def _moodle_penalty(bank: Bank) -> float | None:
+    """A try_again bank's Moodle <penalty>: the share of the point a wrong first try costs (Moodle takes it off
+    for each wrong try)."""
+    return round(1 - bank.penalty[1], 7) if bank.feedback == "try_again" else None
+
+
+def bank_notes(bank: Bank, output_format: str) -> list[str]:
+    """What a question file cannot carry of the bank's settings: Moodle sets these on the quiz, not the question."""
+    notes = []
+    if bank.feedback == "try_again":
+        schedule = ", ".join(f"{factor:g}" for factor in bank.penalty)
+        if output_format == "moodle-xml":
+            linear = all(math.isclose(factor, max(0.0, 1 - k * _moodle_penalty(bank)), abs_tol=1e-6)
+                         for k, factor in enumerate(bank.penalty))
+            notes.append(f"feedback: try_again ({bank.tries} tries, penalty [{schedule}]) is a Moodle quiz setting: "
+                         "choose the question behaviour 'Interactive with multiple tries' and allow "
+                         f"{bank.tries} tries. Each question's <penalty> is {_moodle_penalty(bank):g}, which Moodle "
+                         "takes off for every wrong try" + ("" if linear else
+                         f"; that is not this bank's schedule [{schedule}] after the second try"))
+        else:
+            notes.append(f"feedback: try_again ({bank.tries} tries, penalty [{schedule}]) cannot be carried by GIFT; "
+                         "set the tries and the penalty in the Moodle quiz ('Interactive with multiple tries')")
+    elif bank.feedback == "deferred":
+        notes.append("feedback: deferred is a Moodle quiz setting: choose the question behaviour 'Deferred feedback'")
+    if bank.mode == "graded":
+        notes.append("mode: graded has no counterpart in a question file; set the Moodle quiz's attempts and "
+                     "review options so answers are shown only as intended")
+    return notes
 
 
 # --- Moodle's grades ---------------------------------------------------------------------------------
@@ -152,10 +187,20 @@ def _number_text(value: float) -> str:
     return format(value, ".15g")  # 32, 0.125, 1e-05: all numeric to Moodle (PHP is_numeric)
 
 
-def absolute_tolerance(question: Question) -> float:
-    """Moodle's numerical tolerance is absolute: max(abs, rel * |answer|), the app's own rule."""
+def absolute_tolerance(question: Question, value: float | None = None) -> float:
+    """Moodle's numerical tolerance is absolute: max(abs, rel * |answer|), the app's own rule (around
+    `value`, the key unless given)."""
     tolerance = question.tolerance or Tolerance()
-    return max(tolerance.abs, tolerance.rel * abs(question.answer))
+    return max(tolerance.abs, tolerance.rel * abs(question.answer if value is None else value))
+
+
+def _cloze_table(question: Question) -> str:
+    """The matrix key as a table of Moodle cloze NUMERICAL blanks, {1:NUMERICAL:=value:tolerance}."""
+    def blank(value: float) -> str:
+        return f"<td>{{1:NUMERICAL:={_number_text(value)}:{_number_text(absolute_tolerance(question, value))}}}</td>"
+
+    rows = "".join("<tr>" + "".join(blank(value) for value in row) + "</tr>" for row in question.answer)
+    return f"<table>{rows}</table>"
 
 
 # --- Questions and variants --------------------------------------------------------------------------
@@ -176,7 +221,54 @@ def _items(bank: Bank, seed: int, variants: int, warnings: _Warnings) -> Iterato
                                                  "it was left out")
                 continue
             name = f"{question.id}-seed{variant_seed}" if parameterised and variants > 1 else question.id
-            yield _Item(index, name, concrete)
+            notes: tuple[str, ...] = ()
+            if concrete.type == "cells":
+                concrete = _cells_as_choices(concrete)
+                notes = (f"Moodle has no grid of cells; exported as a multiple-choice list of its "
+                         f"{len(concrete.options)} cells",)
+            elif concrete.type == "matrix":
+                notes = ("exported as a Moodle cloze question with one numerical blank per entry; Moodle gives "
+                         "credit per entry, the app only for the whole matrix",)
+                if concrete.misconceptions:
+                    notes += (f"its misconceptions ({', '.join(m.id for m in concrete.misconceptions)}) cannot be "
+                              "carried by a cloze question; they were left out",)
+            concrete, linked = _without_site_links(concrete)
+            if linked:
+                notes += (f"its links to this app's pages ({', '.join(linked)}) lead nowhere from Moodle; "
+                          "each was reduced to its words",)
+            yield _Item(index, name, concrete, notes)
+
+
+# A Markdown link to a path on this app's own site, e.g. [See Tutorial](/learn/attention#soft-lookup-text).
+SITE_LINK = re.compile(r"\[([^\]\n]+)\]\((/[^)\s]*)\)")
+
+
+def _without_site_links(question: Question) -> tuple[Question, list[str]]:
+    """The question with every Markdown link to a site path replaced by its words, and those paths."""
+    linked: list[str] = []
+
+    def words(text: str | None) -> str | None:
+        if text is None:
+            return None
+        linked.extend(match.group(2) for match in SITE_LINK.finditer(text))
+        return SITE_LINK.sub(r"\1", text)
+
+    update = {"prompt": words(question.prompt), "explanation": words(question.explanation),
+              "options": [o.model_copy(update={"text": words(o.text), "feedback": words(o.feedback)})
+                          for o in question.options]}
+    if question.misconceptions:
+        update["misconceptions"] = [m.model_copy(update={"feedback": words(m.feedback)})
+                                    for m in question.misconceptions]
+    return question.model_copy(update=update), list(dict.fromkeys(linked))
+
+
+def _cells_as_choices(question: Question) -> Question:
+    """A cells question as the multiple_choice question it grades like: one option per cell, row by row."""
+    key = {tuple(cell) for cell in question.answer}
+    options = [Option(id=f"cell-{i}-{j}", text=f"query {row} → key {col}", correct=(i, j) in key)
+               for i, row in enumerate(question.grid.rows) for j, col in enumerate(question.grid.cols)]
+    return question.model_copy(update={"type": "multiple_choice", "options": options, "grid": None, "answer": None})
+
 
 
 def _grades_of(item: _Item, warnings: _Warnings) -> tuple[bool, MultiSelectGrades | None]:
@@ -253,13 +345,16 @@ def to_moodle_xml(bank: Bank, *, seed: int = 0, variants: int = 1, math_mode: st
     warnings = _Warnings()
     quiz = ElementTree.Element("quiz")
     quiz.append(_xml_comment(f"attention-quiz bank {bank.id}, exported with seed {seed}"))
+    for note in bank_notes(bank, "moodle-xml"):
+        quiz.append(_xml_comment(note))
+        warnings.items.append(ExportWarning(None, None, note))
     count = 0
     for item in _items(bank, seed, variants, warnings):
         question = item.question
         exportable, grades = _grades_of(item, warnings)
         if not exportable:
             continue
-        for note in grades.notes if grades else ():
+        for note in item.notes + (grades.notes if grades else ()):
             quiz.append(_xml_comment(f"{item.name}: {note}"))
             warnings.about(item, note)
 
@@ -286,16 +381,21 @@ def to_moodle_xml(bank: Bank, *, seed: int = 0, variants: int = 1, math_mode: st
                 warnings.about(item, f"the learn link {question.learn!r} is a path on this app's site, "
                                      "which Moodle cannot follow; it was left out")
 
+        if question.type == "matrix":
+            prompt_html += _cloze_table(question)
         element = ElementTree.SubElement(quiz, "question", type=MOODLE_TYPES[question.type])
         ElementTree.SubElement(ElementTree.SubElement(element, "name"), "text").text = item.name
         _text_field(element, "questiontext", prompt_html, files=files if visual == "question" else ())
         _text_field(element, "generalfeedback", feedback_html, files=files if visual == "feedback" else ())
         ElementTree.SubElement(element, "defaultgrade").text = "1"
+        if _moodle_penalty(bank) is not None:
+            ElementTree.SubElement(element, "penalty").text = _number_text(_moodle_penalty(bank))
         if question.tags:
             tags = ElementTree.SubElement(element, "tags")
             for tag in question.tags:
                 ElementTree.SubElement(ElementTree.SubElement(tags, "tag"), "text").text = tag
-        _moodle_answers(element, question, grades, math_mode)
+        if question.type != "matrix":  # a cloze question's blanks are in its text
+            _moodle_answers(element, question, grades, math_mode)
         count += 1
     ElementTree.indent(quiz)
     text = '<?xml version="1.0" encoding="UTF-8"?>\n' + ElementTree.tostring(quiz, encoding="unicode") + "\n"
@@ -317,10 +417,14 @@ def _moodle_answers(element: ElementTree.Element, question: Question, grades: Mu
             _text_field(answer, "feedback", feedback_of(option))
         return
     if question.type == "numeric":
-        answer = ElementTree.SubElement(element, "answer", fraction="100", format="moodle_auto_format")
-        ElementTree.SubElement(answer, "text").text = _number_text(question.answer)
-        ElementTree.SubElement(answer, "tolerance").text = _number_text(absolute_tolerance(question))
-        _text_field(answer, "feedback", "")
+        # Moodle grades by the first answer within its tolerance: the key, then each misconception (0%).
+        answers = [(question.answer, "100", "")] + [(m.answer, "0", to_html(m.feedback, inline=False, math_mode=math_mode))
+                                                    for m in question.misconceptions or ()]
+        for value, fraction, feedback in answers:
+            answer = ElementTree.SubElement(element, "answer", fraction=fraction, format="moodle_auto_format")
+            ElementTree.SubElement(answer, "text").text = _number_text(value)
+            ElementTree.SubElement(answer, "tolerance").text = _number_text(absolute_tolerance(question, value))
+            _text_field(answer, "feedback", feedback)
         if question.unit:
             unit = ElementTree.SubElement(ElementTree.SubElement(element, "units"), "unit")
             ElementTree.SubElement(unit, "multiplier").text = "1"
@@ -369,14 +473,22 @@ def to_gift(bank: Bank, *, seed: int = 0, variants: int = 1) -> Export:
     warnings = _Warnings()
     blocks = [f"// attention-quiz bank {bank.id}, exported with seed {seed}\n"
               "// Texts are Markdown; maths is LaTeX source between $ signs (GIFT does not render it)."]
+    for note in bank_notes(bank, "gift"):
+        blocks[0] += f"\n// {note}"
+        warnings.items.append(ExportWarning(None, None, note))
     count = 0
     for item in _items(bank, seed, variants, warnings):
         question = item.question
+        if question.type == "matrix":
+            message = "GIFT has no matrix or cloze answers, so the question was left out (moodle-xml carries it)"
+            warnings.about(item, message)
+            blocks.append(f"// questions[{item.index}] {item.name}: {message}")
+            continue
         exportable, grades = _grades_of(item, warnings)
         if not exportable:
             continue
         lines = [f"// questions[{item.index}] {item.name}"]
-        for note in grades.notes if grades else ():
+        for note in item.notes + (grades.notes if grades else ()):
             lines.append(f"// {note}")
             warnings.about(item, note)
         for dropped in _gift_dropped(question):
@@ -411,7 +523,12 @@ def _gift_answers(question: Question, grades: MultiSelectGrades | None, general:
         feedback = "#" + wrong_text + "#" + right_text if right_text else "#" + wrong_text if wrong_text else ""
         return "{" + ("TRUE" if key else "FALSE") + feedback + general + "}"
     if question.type == "numeric":
-        return "{#" + _number_text(question.answer) + ":" + _number_text(absolute_tolerance(question)) + general + "}"
+        key = "=" + _number_text(question.answer) + ":" + _number_text(absolute_tolerance(question))
+        if not question.misconceptions:
+            return "{#" + key[1:] + general + "}"
+        slips = [f"=%0%{_number_text(m.answer)}:{_number_text(absolute_tolerance(question, m.answer))}"
+                 f"#{_gift_text(m.feedback)}" for m in question.misconceptions]  # Moodle takes the first match
+        return "{#\n\t" + "\n\t".join([key, *slips]) + "\n\t" + general + "\n}"
     lines = []
     rights = iter(grades.right if grades else ())
     for option in question.options:

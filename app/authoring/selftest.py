@@ -1,5 +1,6 @@
 """Self-test question banks: for every question and seed, the key scores 1, each wrong answer scores
-below 1, malformed answers are refused with BadInput, and the visual renders.
+below 1, each misconception's answer scores 0 and gets its feedback, malformed answers are refused with
+BadInput, and the visual renders.
 
 Each check is independent of the loader's: the key is rebuilt from the concrete question, and answers
 go through the same parse_answer and grade as a student's.
@@ -80,6 +81,17 @@ def answer_key(question: Question) -> Any:
                 or not math.isfinite(question.answer):
             raise _Problem(f"the answer is {question.answer!r}, not a finite number")
         return float(question.answer)
+    if question.type == "matrix":
+        key = question.answer
+        if not (isinstance(key, list) and key and all(isinstance(row, list) and len(row) == len(key[0]) and row
+                                                      for row in key)
+                and all(isinstance(v, float) and math.isfinite(v) for row in key for v in row)):
+            raise _Problem(f"the key is {key!r}, not rows of finite numbers")
+        return [list(row) for row in key]
+    if question.type == "cells":
+        if not question.answer:
+            raise _Problem("a cells question needs at least one right cell")
+        return [list(cell) for cell in question.answer]
     right = list(question.correct_option_ids)
     if question.type == "single_choice":
         if len(right) != 1:
@@ -101,6 +113,14 @@ def wrong_answers(question: Question, key: Any) -> list[Any]:
         with_wrong = [key + [o.id] for o in question.options if o.id not in key]
         without_right = [[i for i in key if i != dropped] for dropped in key] if len(key) > 1 else []
         return with_wrong + without_right  # an empty pick is not an answer (the form needs a tick)
+    if question.type == "matrix":  # the key with its first entry moved beyond the tolerance, up and down
+        first = key[0][0]
+        beyond = 2 * max(question.tolerance.abs, question.tolerance.rel * abs(first)) + 1
+        return [[[first + sign * beyond] + key[0][1:]] + key[1:] for sign in (1, -1)]
+    if question.type == "cells":  # the key plus one wrong cell, and the key less one right cell
+        rows, cols = question.shape
+        spare = next(([r, c] for r in range(rows) for c in range(cols) if [r, c] not in key), None)
+        return ([key + [spare]] if spare else []) + ([key[1:]] if len(key) > 1 else [])
     # Each probe equals the answer at one point (-1 and -0.5), where the other one still differs.
     return [p for p in (2 * key + 1, -key - 1) if math.isfinite(p) and p != key]
 
@@ -115,6 +135,14 @@ def malformed_answers(question: Question) -> list[Any]:
         return common + [UNKNOWN_OPTION, 1, [some_id], True]
     if question.type == "multiple_choice":
         return common + [some_id, [UNKNOWN_OPTION], [some_id, some_id], [1], {"id": some_id}]
+    if question.type == "matrix":
+        rows, cols = question.shape
+        row = [0.5] * cols
+        return common + [0.5, [row] * (rows + 1), [row + [0.5]] * rows, [[math.nan] + row[1:]] + [row] * (rows - 1),
+                         [["0.5"] + row[1:]] + [row] * (rows - 1)]
+    if question.type == "cells":
+        rows, cols = question.shape
+        return common + [[], [[rows, 0]], [[0, cols]], [[0, 0], [0, 0]], [[0]], [[True, 0]], ["0,0"]]
     return common + [math.inf, "32", True, [1.0]]
 
 
@@ -137,18 +165,21 @@ class SelfTest:
         return report
 
     def run_bank(self, bank: Bank) -> list[QuestionResult]:
-        return [self.run_question(bank.id, question) for question in bank.questions]
+        hinted = bank.feedback == "try_again"
+        return [self.run_question(bank.id, question, hinted) for question in bank.questions]
 
-    def run_question(self, bank_id: str, question: Question) -> QuestionResult:
+    def run_question(self, bank_id: str, question: Question, hinted: bool = False) -> QuestionResult:
+        """`hinted`: the bank is try_again, so a wrong try's hint is the feedback of what was chosen."""
         result = QuestionResult(bank_id, question.id)
         parameterised = has_params(question)
         # Without params instantiate() returns the question itself, so one seed says it all.
         for seed in range(self.seeds if parameterised else 1):
             result.seeds += 1
-            self._run_seed(result, question, seed, parameterised)
+            self._run_seed(result, question, seed, parameterised, hinted)
         return result
 
-    def _run_seed(self, result: QuestionResult, question: Question, seed: int, parameterised: bool) -> None:
+    def _run_seed(self, result: QuestionResult, question: Question, seed: int, parameterised: bool,
+                  hinted: bool = False) -> None:
         def check(name: str, run: Callable[[], None]) -> bool:
             try:
                 run()
@@ -168,7 +199,7 @@ class SelfTest:
         original, question = question, concrete[0]
         if parameterised:  # a student must see the same variant on every reload
             check("deterministic", lambda: _same_variant(question, instantiate(original, seed)))
-        if question.type != "numeric":
+        if question.options:
             check("distinct-options", lambda: _distinct_options(question))
         keys: list[Any] = []
         if check("key", lambda: keys.append(answer_key(question))):
@@ -176,10 +207,14 @@ class SelfTest:
             check("key-scores-1", lambda: _scores_one(question, key))
             for wrong in wrong_answers(question, key):
                 check("wrong-scores-below-1", lambda wrong=wrong: _scores_below_one(question, wrong))
+        for item in question.misconceptions or ():
+            check("misconception-matches", lambda item=item: _matches_misconception(question, item))
         for value in malformed_answers(question):
             check("malformed-rejected", lambda value=value: _refused(question, value))
         if question.visual is not None:
             check("visual-renders", lambda: self._visual(question))
+        if hinted and question.type != "cells":  # a cells question has no per-answer feedback to hint with
+            check("try-again-hints", lambda: _hints(question))
 
     def _visual(self, question: Question) -> None:
         kind = get_kind(question.visual.kind)
@@ -195,6 +230,19 @@ class SelfTest:
         problem = self._visual_outcomes[key]
         if problem:
             raise _Problem(f"{kind.name} {key[1]}: {problem}")
+
+
+def _hints(question: Question) -> None:
+    """A try_again bank shows a wrong try the feedback of what it chose, without the key: with none, the
+    student learns only "not quite" and guesses again."""
+    if question.type in ("numeric", "matrix"):
+        if not question.misconceptions:
+            raise _Problem("a wrong try gets no hint: add misconceptions: (the common slips, each with feedback)")
+        return
+    bare = [option.id for option in question.options if not option.correct and not option.feedback]
+    if bare:
+        raise _Problem(f"a wrong try that picks {', '.join(map(repr, bare))} gets no hint: give "
+                       f"{'that option' if len(bare) == 1 else 'those options'} feedback")
 
 
 def _same_variant(question: Question, again: Question) -> None:
@@ -229,6 +277,16 @@ def _scores_below_one(question: Question, answer: Any) -> None:
     result = _graded(question, answer)
     if result.score >= 1 or result.correct:
         raise _Problem(f"the wrong answer {answer!r} scored {result.score:g}")
+
+
+def _matches_misconception(question: Question, item) -> None:
+    result = _graded(question, item.answer)
+    if result.correct:
+        raise _Problem(f"the misconception {item.id!r} answer {item.answer!r} is graded correct")
+    found = result.misconception.id if result.misconception else None
+    if found != item.id:
+        raise _Problem(f"the misconception {item.id!r} answer {item.answer!r} gets "
+                       f"{'no misconception' if found is None else repr(found)}'s feedback")
 
 
 def _refused(question: Question, value: Any) -> None:

@@ -1,6 +1,7 @@
 """Question banks: the YAML format (schema), its loader with file:line:col errors, and the registry.
 
-`init_app` loads every bank in QUIZ_DIR at start-up and registers the `validate-quizzes` command.
+`init_app` loads every bank in QUIZ_DIR at start-up, registers the `validate-quizzes` command and, with
+QUIZ_HOT_RELOAD, re-reads changed bank files in the background.
 """
 
 from __future__ import annotations
@@ -24,10 +25,11 @@ def init_app(app: Flask) -> None:
     if hot_reload is None:
         hot_reload = app.debug
     if hot_reload:
-        # Development: an edited YAML file is picked up on the next request, without a restart.
+        # An edited bank file is re-read by a background thread, without a restart; requests never wait
+        # for it (a 5,000-question bank takes seconds to validate). Started on a request, so in the worker.
         @app.before_request
-        def reload_changed_banks() -> None:
-            registry.refresh_if_changed()
+        def watch_bank_files() -> None:
+            registry.watch()
 
 
 def banks() -> BankRegistry:

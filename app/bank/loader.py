@@ -19,7 +19,7 @@ from .schema import Bank, BankHeader, Question
 from .yamlsource import MAX_FILE_BYTES, Document, Path, Position, SourceError, parse, too_large
 
 # A hook for validating a visual's params by kind; installed by app.visuals (kind, params) -> [(path, msg)].
-VisualChecker = Callable[[str, dict], list[tuple[Path, str]]]
+VisualChecker = Callable[..., list[tuple[Path, str]]]  # (kind, params, question type, key) -> problems
 
 
 @dataclass(frozen=True, order=True)
@@ -108,6 +108,44 @@ def _validate(model: type[BaseModel], data: Any, prefix: Path, collector: _Colle
         return None
 
 
+MAX_TRIES = 10
+
+
+def check_feedback(header: BankHeader) -> list[tuple[Path, str]]:
+    """The rules of `feedback`, `tries` and `penalty` that one field's type cannot say."""
+    if header.feedback != "try_again":
+        return [((name,), "applies only to feedback: try_again; remove it, or set feedback: try_again")
+                for name in ("tries", "penalty") if getattr(header, name) is not None]
+    problems: list[tuple[Path, str]] = []
+    tries, penalty = header.tries, header.penalty
+    if tries is None:
+        problems.append((("feedback",), f"try_again needs tries: (from 2 to {MAX_TRIES}), like tries: 3"))
+    elif not 2 <= tries <= MAX_TRIES:
+        problems.append((("tries",), f"expected from 2 to {MAX_TRIES} tries, got {tries}"))
+    if penalty is None:
+        problems.append((("feedback",), "try_again needs penalty: the factor of each try's score, one per try, "
+                                        "like penalty: [1, 0.5, 0.25]"))
+        return problems
+    for index, factor in enumerate(penalty):
+        if not 0 <= factor <= 1:
+            problems.append((("penalty", index), f"each factor must be from 0 to 1, got {factor:g}"))
+        elif index and 0 <= penalty[index - 1] <= 1 and factor > penalty[index - 1]:
+            problems.append((("penalty", index), f"the factors must not increase from one try to the next: try "
+                                                 f"{index + 1} has {factor:g}, more than try {index}'s "
+                                                 f"{penalty[index - 1]:g}"))
+    if tries is not None and 2 <= tries <= MAX_TRIES and len(penalty) != tries:
+        problems.append((("penalty",), f"expected one factor per try ({tries}), got {len(penalty)}"))
+    return problems
+
+
+def check_window(header: BankHeader) -> list[tuple[Path, str]]:
+    """`closes` after `opens`, when a bank sets both."""
+    if header.opens is None or header.closes is None or header.closes > header.opens:
+        return []
+    return [(("closes",), f"the quiz must close after it opens ({header.opens.isoformat()}); "
+                          f"got {header.closes.isoformat()}")]
+
+
 def validate_document(file: str, document: Document, visual_checker: VisualChecker | None = None) -> LoadResult:
     collector = _Collector(file, document)
     for problem in document.problems:  # at their own position: a duplicate key's, not the first one's
@@ -119,6 +157,11 @@ def validate_document(file: str, document: Document, visual_checker: VisualCheck
         return LoadResult(file, None, tuple(sorted(collector.errors)))
 
     header = _validate(BankHeader, {k: v for k, v in data.items() if k != "questions"}, (), collector, Bank)
+    if header is not None:
+        for path, message in check_feedback(header):
+            collector.add(path, message, of_key=path in (("tries",), ("penalty",)) and header.feedback != "try_again")
+        for path, message in check_window(header):
+            collector.add(path, message)
     raw_questions = data.get("questions")
     questions: list[Question] = []
     if raw_questions is None:

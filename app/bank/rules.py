@@ -1,7 +1,8 @@
 """Cross-field rules of the bank format, each reported at the exact field that breaks it.
 
 Also normalises a question so the rest of the app sees one shape: the answer key always lives in the
-options' `correct` flags (true_false gets its two options), and numeric answers are floats.
+options' `correct` flags (true_false gets its two options), numeric answers are floats, a matrix key is a
+list of rows of floats, a cells key is sorted [row, col] pairs and its grid is labels.
 """
 
 from __future__ import annotations
@@ -76,10 +77,10 @@ def check_unique_ids(raw_questions: list[Any]) -> Problems:
     return problems
 
 
-def _forbid(question: Question, problems: Problems, allowed_for: dict[str, str]) -> None:
-    for name, owner in allowed_for.items():
-        if getattr(question, name) is not None and question.type != owner:
-            problems.append(((name,), f"'{name}' applies only to {owner} questions; remove it"))
+def _forbid(question: Question, problems: Problems, allowed_for: dict[str, tuple[str, ...]]) -> None:
+    for name, owners in allowed_for.items():
+        if getattr(question, name) is not None and question.type not in owners:
+            problems.append(((name,), f"'{name}' applies only to {' and '.join(owners)} questions; remove it"))
 
 
 def _key_from_answer(question: Question, problems: Problems) -> set[str] | None:
@@ -186,13 +187,50 @@ def _check_numeric(question: Question, problems: Problems) -> Question:
     return question.model_copy(update={"answer": float(answer), "tolerance": question.tolerance or Tolerance()})
 
 
+def _check_matrix_or_cells(question: Question, problems: Problems) -> Question:
+    """A matrix key (nested list or expression) or a cells grid and key; concrete now unless it has params."""
+    if question.options:
+        problems.append((("options",), f"a {question.type} question has no options; the student fills in a grid"))
+    if question.type == "cells" and question.grid is None:
+        problems.append((("grid",), "a cells question needs 'grid: {rows: [...], cols: [...]}' (labels or counts)"))
+    if question.answer is None:
+        example = "[[0.5, 0.5]] or an expression" if question.type == "matrix" else "[[row, col], ...] pairs"
+        problems.append((("answer",), f"a {question.type} question needs 'answer:', {example}"))
+    if problems:
+        return question
+    update: dict[str, Any] = {}
+    if question.type == "matrix":
+        update["tolerance"] = question.tolerance or Tolerance()
+    elif question.scoring is None:
+        update["scoring"] = "all_or_nothing"
+    question = question.model_copy(update=update)
+    if question.params:
+        return question  # each variant's key is made and checked by variants.check
+    resolved, found = variants.resolve(question, {})
+    problems.extend(found)
+    return question.model_copy(update=resolved)
+
+
+def _check_misconceptions(question: Question, problems: Problems) -> Question:
+    """A numeric question's misconceptions, once its key is known (with params, variants.check does it)."""
+    if not question.misconceptions or question.params or problems:
+        return question
+    resolved, found = variants.resolve(question, {})
+    problems.extend(found)
+    return question.model_copy(update=resolved)
+
+
 def check_question(question: Question, raw: dict, visual_checker: Callable | None = None) -> tuple[Question, Problems]:
     problems: Problems = []
-    _forbid(question, problems, {"scoring": "multiple_choice", "tolerance": "numeric", "unit": "numeric"})
+    _forbid(question, problems, {"scoring": ("multiple_choice", "cells"), "tolerance": ("numeric", "matrix"),
+                                 "unit": ("numeric",), "grid": ("cells",),
+                                 "misconceptions": ("numeric", "matrix")})
     if question.type == "true_false":
         question = _check_true_false(question, problems)
     elif question.type == "numeric":
-        question = _check_numeric(question, problems)
+        question = _check_misconceptions(_check_numeric(question, problems), problems)
+    elif question.type in ("matrix", "cells"):
+        question = _check_matrix_or_cells(question, problems)
     else:
         question = _check_choice(question, problems)
     if question.learn and question.learn.startswith("/") and "\\" in question.learn:
@@ -210,7 +248,10 @@ def check_question(question: Question, raw: dict, visual_checker: Callable | Non
                 problems.append((path, "uses {{ ... }} but the question declares no params; add params: or remove the braces"))
                 break
         if question.visual is not None and visual_checker is not None:
-            for path, message in visual_checker(question.visual.kind, dict(question.visual.params)):
+            # A cells or numeric question's visual draws the student's prediction, so it must take the key.
+            key = question.answer if question.type in ("cells", "numeric") and not problems else None
+            for path, message in visual_checker(question.visual.kind, dict(question.visual.params), question.type,
+                                                key):
                 problems.append((("visual",) + tuple(path), message))
     return question, problems
 
@@ -222,3 +263,5 @@ def _texts(question: Question):
         yield ("options", i, "text"), option.text
         if option.feedback:
             yield ("options", i, "feedback"), option.feedback
+    for i, item in enumerate(question.misconceptions or ()):
+        yield ("misconceptions", i, "feedback"), item.feedback

@@ -7,14 +7,16 @@ location (duplicate ids, answer keys) are checked in `app.bank.rules`, which rep
 from __future__ import annotations
 
 import math
+import re
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
 
 SLUG_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
 Slug = Annotated[str, StringConstraints(pattern=SLUG_PATTERN)]
 
-QuestionType = Literal["true_false", "single_choice", "multiple_choice", "numeric"]
+QuestionType = Literal["true_false", "single_choice", "multiple_choice", "numeric", "matrix", "cells"]
 Scoring = Literal["all_or_nothing", "net_correct", "per_option"]
 
 
@@ -75,13 +77,55 @@ class Visual(Strict):
     params: dict[str, Any] = Field(default_factory=dict)
 
 
+MAX_GRID_SIDE = 16  # rows or columns of a cells grid or a matrix answer
+MAX_LABEL = 40
+
+
+def _grid_axis(value: Any) -> Any:
+    """Labels, a count (labels 1..n), or text: split at spaces into labels after its {{ }} are filled in,
+    unless it is one {{ expression }} that gives a whole number, which is a count ("{{ sentence }}", "{{ n }}")."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        if not 1 <= value <= MAX_GRID_SIDE:
+            raise ValueError(f"a grid has 1 to {MAX_GRID_SIDE} rows and columns; got {value}")
+        return value
+    if isinstance(value, str) and 0 < len(value.strip()) <= 500:
+        return value
+    if isinstance(value, list) and 1 <= len(value) <= MAX_GRID_SIDE:
+        labels = [str(v) if isinstance(v, int) and not isinstance(v, bool) else v for v in value]
+        if all(isinstance(label, str) and 0 < len(label.strip()) <= MAX_LABEL for label in labels):
+            return labels
+        raise ValueError(f"each label is text of 1 to {MAX_LABEL} characters")
+    if isinstance(value, list):
+        raise ValueError(f"a grid has 1 to {MAX_GRID_SIDE} rows and columns; this list has {len(value)} labels")
+    raise ValueError('rows and cols are each a list of labels, a count, or text like "{{ sentence }}"')
+
+
+GridAxis = Annotated[Any, AfterValidator(_grid_axis)]
+
+
+class Grid(Strict):
+    """The labelled grid of a cells question: rows are queries, columns are keys."""
+
+    rows: GridAxis
+    cols: GridAxis
+
+
+class Misconception(Strict):
+    """A wrong answer a common slip produces (a number, a nested list, or an expression), and what to say."""
+
+    id: Slug
+    answer: Any
+    feedback: Text
+
+
 class Question(Strict):
     id: Slug
     type: QuestionType
     prompt: Text
     options: list[Option] = Field(default_factory=list)
     # The key may be given here instead of `correct:` flags: an option id (single_choice), a list of
-    # ids (multiple_choice), true/false (true_false) or a number (numeric).
+    # ids (multiple_choice), true/false (true_false) or a number (numeric). matrix: a nested list (a
+    # vector is one row), cells: a list of [row, col] pairs; either may be an expression.
     answer: Annotated[Any, Field(default=None)] = None
     explanation: Text
     tags: list[Slug] = Field(default_factory=list)
@@ -89,11 +133,20 @@ class Question(Strict):
     tolerance: Tolerance | None = None
     unit: Text | None = None
     visual: Visual | None = None
+    grid: Grid | None = None
+    misconceptions: Annotated[list[Misconception], Field(min_length=1, max_length=20)] | None = None
     learn: LinkTarget | None = None
     # Seeded variants: values drawn per attempt and substituted as {{ expression }} in the prompt,
     # options, feedback, explanation and visual params; `where` rejects unwanted combinations.
     params: dict[ParamName, ParamSpec] | None = None
     where: Text | None = None
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """(rows, columns) of a matrix question's key or a cells question's grid."""
+        if self.type == "cells":
+            return len(self.grid.rows), len(self.grid.cols)
+        return len(self.answer), len(self.answer[0])
 
     @property
     def correct_option_ids(self) -> tuple[str, ...]:
@@ -106,6 +159,43 @@ class Question(Strict):
         return next(i for i, o in enumerate(self.options) if o.id == option_id)
 
 
+def _instant(value: Any) -> Any:
+    """`opens:` and `closes:`: an ISO 8601 date and time with its time zone (a moment, wherever the server is)."""
+    example = "like 2026-03-02T09:00+01:00, or 2026-03-02T08:00Z for UTC"
+    if not isinstance(value, str):
+        raise ValueError(f"expected an ISO 8601 date and time with a time zone, {example}")
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        raise ValueError(f"{value!r} is not an ISO 8601 date and time; write it {example}") from None
+    if moment.tzinfo is None:
+        raise ValueError(f"{value!r} has no time zone, so it would depend on the server's; add one, {example}")
+    return moment
+
+
+MIN_TIME_LIMIT, MAX_TIME_LIMIT = 30, 24 * 3600  # seconds
+DURATION = re.compile(r"(?:(\d{1,5})h)?(?:(\d{1,5})m)?(?:(\d{1,5})s)?")
+
+
+def _duration(value: Any) -> Any:
+    """`time_limit: 20m` (also 90s, 1h30m) as whole seconds, from 30 seconds to 24 hours."""
+    match = DURATION.fullmatch(value) if isinstance(value, str) and value else None
+    if match is None:
+        raise ValueError(f"expected a duration like 20m, 90s or 1h30m, got {value!r}")
+    hours, minutes, seconds = (int(part or 0) for part in match.groups())
+    total = hours * 3600 + minutes * 60 + seconds
+    if not MIN_TIME_LIMIT <= total <= MAX_TIME_LIMIT:
+        raise ValueError(f"a time limit is from 30s to 24h, got {value}")
+    return total
+
+
+class Shuffle(Strict):
+    """Per attempt, from its seed: the questions' order, and the options' order of choice questions."""
+
+    questions: bool = False
+    options: bool = False
+
+
 class BankHeader(Strict):
     """Everything in a bank file except its questions (validated on their own so errors collect)."""
 
@@ -113,6 +203,19 @@ class BankHeader(Strict):
     title: Text
     description: Text | None = None
     source: Text | None = None
+    # practice: the JSON API grades any answer openly; graded: only within an attempt, once per question.
+    mode: Literal["practice", "graded"] = "practice"
+    # immediate: each answer shows its verdict and key; try_again: hints and more tries, the key after a right
+    # answer or the last try; deferred: nothing until every question is answered (app.bank.loader checks tries).
+    feedback: Literal["immediate", "try_again", "deferred"] = "immediate"
+    tries: int | None = None
+    penalty: list[float] | None = None  # the factor each try's score is multiplied by, one per try
+    # Assessment settings (app.web.progress applies them; app.bank.loader checks closes after opens).
+    shuffle: Shuffle | None = None
+    attempts: Annotated[int, Field(ge=1, le=100)] | None = None  # attempts a student may start
+    opens: Annotated[datetime, BeforeValidator(_instant)] | None = None
+    closes: Annotated[datetime, BeforeValidator(_instant)] | None = None
+    time_limit: Annotated[int, BeforeValidator(_duration)] | None = None  # seconds, written 20m, 90s or 1h30m
 
 
 class Bank(BankHeader):

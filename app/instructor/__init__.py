@@ -1,6 +1,6 @@
 """The instructor area: a password-protected dashboard with item analysis, charts and a CSV export.
 
-`init_app` registers the blueprint and the `hash-password` command, and logs a misconfigured hash.
+`init_app` registers the blueprint and the `hash-password` and `regrade` commands, and logs a misconfigured hash.
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ import click
 from flask import Flask
 from werkzeug.security import generate_password_hash
 
-from . import auth
+# regrade defines the regrades table on app.db.metadata before db.init_app's migrate runs.
+from . import auth, regrade
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +37,7 @@ def init_app(app: Flask) -> None:
     app.config.setdefault(auth.CONFIG_KEY, None)
     app.register_blueprint(bp)
     app.cli.add_command(hash_password_command)
+    app.cli.add_command(regrade.regrade_command)
     value = app.config.get(auth.CONFIG_KEY)
     problem = auth.hash_problem(value.strip() if isinstance(value, str) and value.strip() else None)
     if problem:

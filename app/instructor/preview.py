@@ -41,14 +41,14 @@ def preview_question(bank_id: str, question_id: str):
     except VariantError as error:
         raise BadInput(f"Seed {seed} cannot be instantiated: {error}") from None
     index = bank.index_of(question.id)
-    visual = None
-    if question.visual is not None:
+    visual, key = None, correct_answer(question)
+    if question.visual is not None:  # drawn as a student who answered right would see it
         visual = visual_view(question.visual.kind, question.visual.params, request.args.to_dict(flat=False),
-                             question.learn)
+                             question.learn, question.type, answer=key, key=key)
     stale_file = registry.stale.get(bank.id)
     return render_template(
         "instructor/preview.html", bank=bank, question=question, template=template, seed=seed, values=values,
-        key=correct_answer(question), visual=visual, number=index + 1,
+        key=key, visual=visual, number=index + 1,
         previous=bank.questions[index - 1] if index > 0 else None,
         following=bank.questions[index + 1] if index + 1 < len(bank.questions) else None,
         stale_errors=registry.errors.get(stale_file, ()) if stale_file else (), render_inline=render_inline,

@@ -14,7 +14,8 @@ from typing import Any
 from sqlalchemy import Engine, case, func, select
 
 from ..bank.schema import Bank, Question
-from ..db import attempts, responses
+from ..bank.variants import VariantError, apply, draw, sample_seeds
+from ..db import attempts, responses, tries
 from . import stats
 from .charts import CountChart
 
@@ -36,6 +37,7 @@ class Response:
     question_id: str
     answer: Any  # decoded JSON, as stored
     score: float
+    seed: int = 0  # the attempt's variant seed
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,15 @@ class AnswerRow:
     label: str
     text: str | None  # the option's text (Markdown source); None for numeric values
     correct: bool
+    count: int
+
+
+@dataclass(frozen=True)
+class MisconceptionRow:
+    """How often the tries at a question matched one of its misconceptions."""
+
+    id: str
+    feedback: str | None  # Markdown; None for an id the question no longer lists
     count: int
 
 
@@ -62,6 +73,10 @@ class QuestionReport:
     answers: list[AnswerRow]
     other_answers: int  # picks of ids that are no longer options, or numeric values beyond the top ones
     chart: CountChart | None
+    tries: int = 0  # every try stored, the final ones included
+    mean_tries: float | None = None  # tries a final answer took, on average
+    misconceptions: list[MisconceptionRow] = field(default_factory=list)
+    by_value: list[stats.ValueFacility] = field(default_factory=list)  # parameterised questions only
 
 
 @dataclass(frozen=True)
@@ -70,6 +85,7 @@ class BankReport:
     started: int
     finished: int
     mean_fraction: float | None
+    missed_only: int  # attempts at only the questions a student missed before
     bins: list[stats.Bin]
     histogram: CountChart | None
     questions: list[QuestionReport] = field(default_factory=list)
@@ -78,7 +94,8 @@ class BankReport:
 # --- reading -----------------------------------------------------------------------------------
 
 def bank_summaries(engine: Engine, banks: Iterable[Bank]) -> list[BankSummary]:
-    finished = attempts.c.finished_at.is_not(None)
+    # Scores are those of whole-bank attempts: a missed-only retake is a different, shorter test.
+    finished = attempts.c.finished_at.is_not(None) & attempts.c.question_ids.is_(None)
     fraction = case((finished & (attempts.c.max_score > 0), attempts.c.total_score / attempts.c.max_score))
     statement = (select(attempts.c.bank_id, func.count(), func.count(attempts.c.finished_at), func.avg(fraction))
                  .group_by(attempts.c.bank_id))
@@ -94,7 +111,7 @@ def bank_summaries(engine: Engine, banks: Iterable[Bank]) -> list[BankSummary]:
 
 def load_attempts(engine: Engine, bank_id: str) -> list[Any]:
     statement = (select(attempts.c.id, attempts.c.started_at, attempts.c.finished_at, attempts.c.total_score,
-                        attempts.c.max_score).where(attempts.c.bank_id == bank_id))
+                        attempts.c.max_score, attempts.c.question_ids).where(attempts.c.bank_id == bank_id))
     with engine.connect() as connection:
         return list(connection.execute(statement))
 
@@ -107,13 +124,65 @@ def _decode(raw: str) -> Any:
 
 
 def load_responses(engine: Engine, bank_id: str, question_id: str | None = None) -> list[Response]:
-    statement = (select(responses.c.attempt_id, responses.c.question_id, responses.c.answer, responses.c.score)
-                 .where(responses.c.bank_id == bank_id).order_by(responses.c.id))
+    statement = (select(responses.c.attempt_id, responses.c.question_id, responses.c.answer, responses.c.score,
+                        responses.c.seed).where(responses.c.bank_id == bank_id).order_by(responses.c.id))
     if question_id is not None:
         statement = statement.where(responses.c.question_id == question_id)
     with engine.connect() as connection:
-        return [Response(r.attempt_id, r.question_id, _decode(r.answer), float(r.score))
+        return [Response(r.attempt_id, r.question_id, _decode(r.answer), float(r.score), r.seed)
                 for r in connection.execute(statement)]
+
+
+@dataclass
+class TryCounts:
+    tries: int = 0
+    final_numbers: list[int] = field(default_factory=list)  # the try number of each final try
+    misconceptions: dict[str, int] = field(default_factory=dict)  # id -> tries that matched it
+
+
+def load_try_counts(engine: Engine, bank_id: str) -> dict[str, TryCounts]:
+    """Per question: tries stored, the tries each final answer took, and how often each misconception was hit."""
+    statement = (select(tries.c.question_id, tries.c.try_number, tries.c.final, tries.c.misconception)
+                 .where(tries.c.bank_id == bank_id))
+    counts: dict[str, TryCounts] = defaultdict(TryCounts)
+    with engine.connect() as connection:
+        for row in connection.execute(statement):
+            found = counts[row.question_id]
+            found.tries += 1
+            if row.final:
+                found.final_numbers.append(row.try_number)
+            if row.misconception is not None:
+                found.misconceptions[row.misconception] = found.misconceptions.get(row.misconception, 0) + 1
+    return counts
+
+
+def misconception_rows(question: Question, hits: dict[str, int]) -> list[MisconceptionRow]:
+    """Each misconception the question lists, with its hits, then any id hit that it no longer lists."""
+    listed = question.misconceptions or []
+    rows = [MisconceptionRow(m.id, m.feedback, hits.get(m.id, 0)) for m in listed]
+    known = {m.id for m in listed}
+    return rows + [MisconceptionRow(key, None, count) for key, count in sorted(hits.items()) if key not in known]
+
+
+def variant_values(question: Question, seed: int) -> dict[str, Any] | None:
+    """The parameter values a student with this seed was shown: the seed's draw, or, when that variant cannot be
+    built, the draw of the fallback seed that variants.instantiate uses. None if no variant can be built."""
+    for candidate in (seed, *sample_seeds()):
+        try:
+            values = draw(question, candidate)
+            apply(question, values)  # measured: 0.1-0.3 ms per answer; skipping it would misfile a fallback
+            return values
+        except VariantError:
+            continue
+    return None
+
+
+def facility_by_value(question: Question, given: Sequence[Response]) -> list[stats.ValueFacility]:
+    """Facility split by each parameter's value, for a parameterised question (none for others)."""
+    if not question.params:
+        return []
+    drawn = ((variant_values(question, r.seed), r.score) for r in given)
+    return stats.facility_by_value([(values, score) for values, score in drawn if values is not None])
 
 
 # --- answers and charts ------------------------------------------------------------------------
@@ -133,19 +202,49 @@ def format_number(value: float) -> str:
     return f"{value:.6g}"
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def value_label(value: Any) -> str:
+    """A stored numeric or matrix answer as a chart label: 0.5, or [0.67, 0.24; 0.1, 0.9] row by row."""
+    if _is_number(value):
+        return format_number(float(value))
+    if isinstance(value, list) and value and all(isinstance(row, list) and all(map(_is_number, row)) for row in value):
+        return "[" + "; ".join(", ".join(format_number(float(x)) for x in row) for row in value) + "]"
+    return json.dumps(value)
+
+
+def cell_label(question: Question, cell: Any) -> str:
+    """A picked cell of a cells question: its row and column labels where the grid names them, else its indices."""
+    rows, cols = question.grid.rows, question.grid.cols
+    if isinstance(cell, list) and len(cell) == 2 and all(isinstance(i, int) for i in cell):
+        r, c = cell
+        if isinstance(rows, list) and isinstance(cols, list) and r < len(rows) and c < len(cols):
+            def name(labels: list, i: int) -> str:  # "the (5)": a sentence may hold a word twice
+                return f"{labels[i]} ({i + 1})" if labels.count(labels[i]) > 1 else str(labels[i])
+            return f"{name(rows, r)} → {name(cols, c)}"
+        return f"row {r + 1}, column {c + 1}"
+    return json.dumps(cell)
+
+
 def answer_breakdown(question: Question, given: Sequence[Response]) -> tuple[list[AnswerRow], int]:
-    """How often each option (or numeric value) was given, and how many answers fell outside them."""
-    if question.type == "numeric":
+    """How often each option (a numeric or matrix value, a cell) was given, and how many answers fell outside."""
+    if question.type in ("numeric", "matrix"):
         labels: list[str] = []
         full_credit: dict[str, bool] = defaultdict(bool)
         for response in given:
-            value = response.answer
-            usable = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-            label = format_number(float(value)) if usable else json.dumps(value)
+            label = value_label(response.answer)
             labels.append(label)
             full_credit[label] |= response.score >= 1.0 - stats.FULL_CREDIT_TOLERANCE
         shown, other = stats.most_common(labels, NUMERIC_TOP)
         return [AnswerRow(str(label), None, full_credit[label], count) for label, count in shown], other
+    if question.type == "cells":  # every picked cell counts, like the options of a multi-select
+        key = question.answer if isinstance(question.answer, list) else []  # a parameterised key varies
+        picks = [cell_label(question, cell) for r in given if isinstance(r.answer, list) for cell in r.answer]
+        shown, other = stats.most_common(picks, NUMERIC_TOP)
+        correct = {cell_label(question, cell) for cell in key}
+        return [AnswerRow(str(label), None, label in correct, count) for label, count in shown], other
     counts, other = stats.pick_counts([selected_ids(r.answer) for r in given], [o.id for o in question.options])
     rows = [AnswerRow(o.id, o.text, bool(o.correct), counts[o.id]) for o in question.options]
     return rows, other
@@ -158,24 +257,30 @@ def answer_chart(number: int, question: Question, rows: Sequence[AnswerRow], oth
     labels = [row.label for row in rows]
     counts = [row.count for row in rows]
     highlighted = [row.correct for row in rows]
+    valued = question.type in ("numeric", "matrix", "cells")
     if other:
-        labels.append("other values" if question.type == "numeric" else "not an option now")
+        labels.append({"numeric": "other values", "matrix": "other values", "cells": "other cells"}.get(
+            question.type, "not an option now"))
         counts.append(other)
         highlighted.append(False)
     plural = "s" if responses_count != 1 else ""
     if question.type == "multiple_choice":
         title, subject = f"Question {number}: how often each option was picked", "picks"
         intro = f"{responses_count} response{plural}; each could pick several options."
-    elif question.type == "numeric":
+    elif question.type == "cells":
+        title, subject = f"Question {number}: the cells picked most often", "picks"
+        intro = f"{responses_count} response{plural}; each could pick several cells."
+    elif question.type in ("numeric", "matrix"):
         title, subject = f"Question {number}: the most common answers", "answers"
         intro = f"{responses_count} response{plural}."
     else:
         title, subject = f"Question {number}: how often each option was chosen", "answers"
         intro = f"{responses_count} response{plural}."
     return CountChart(title=title, subject=subject,
-                      category_title="answer given" if question.type == "numeric" else "option",
+                      category_title=("cell" if question.type == "cells" else "answer given") if valued else "option",
                       labels=tuple(labels), counts=tuple(counts), highlighted=tuple(highlighted),
-                      highlight_label="full credit" if question.type == "numeric" else "correct", intro=intro)
+                      highlight_label="full credit" if question.type in ("numeric", "matrix") else "correct",
+                      intro=intro)
 
 
 def question_chart(engine: Engine, bank: Bank, question: Question) -> CountChart | None:
@@ -191,7 +296,7 @@ def band_label(band: stats.Bin) -> str:
 
 def finished_fractions(rows: Iterable[Any]) -> list[float]:
     return [r.total_score / r.max_score for r in rows
-            if r.finished_at is not None and r.total_score is not None and r.max_score]
+            if r.finished_at is not None and r.total_score is not None and r.max_score and r.question_ids is None]
 
 
 def histogram_chart(fractions: Sequence[float], bins: Sequence[stats.Bin]) -> CountChart | None:
@@ -218,32 +323,40 @@ def bank_report(engine: Engine, bank: Bank) -> BankReport:
     fractions = finished_fractions(attempt_rows)
     bins = stats.histogram(fractions, HISTOGRAM_BINS)
     finished_ids = {r.id for r in attempt_rows if r.finished_at is not None}
+    # Discrimination compares a question with the rest of the quiz: only whole-bank attempts have that rest.
+    whole_finished = {r.id for r in attempt_rows if r.finished_at is not None and r.question_ids is None}
+    try_counts = load_try_counts(engine, bank.id)
 
     all_responses = load_responses(engine, bank.id)
     by_question: dict[str, list[Response]] = defaultdict(list)
     totals: dict[str, float] = defaultdict(float)  # each finished attempt's total over its stored scores
     for response in all_responses:
         by_question[response.question_id].append(response)
-        if response.attempt_id in finished_ids:
+        if response.attempt_id in whole_finished:
             totals[response.attempt_id] += response.score
 
     reports = []
     for number, question in enumerate(bank.questions, start=1):
         given = by_question.get(question.id, [])
         scores = [r.score for r in given]
-        sample = [r for r in given if r.attempt_id in finished_ids]
+        sample = [r for r in given if r.attempt_id in whole_finished]
         item_scores = [r.score for r in sample]
         sample_totals = [totals[r.attempt_id] for r in sample]
         discrimination = stats.point_biserial(item_scores, sample_totals)
         facility = stats.mean(scores)
         rows, other = answer_breakdown(question, given)
+        counted = try_counts.get(question.id, TryCounts())
         reports.append(QuestionReport(
             number=number, question=question, responses=len(given), facility=facility,
             full_credit=stats.full_credit_rate(scores), sample=len(sample), discrimination=discrimination,
             upper_lower=stats.upper_lower_difference(item_scores, sample_totals),
             flags=stats.item_flags(facility, discrimination.value, len(given)),
-            answers=rows, other_answers=other, chart=answer_chart(number, question, rows, other, len(given))))
+            answers=rows, other_answers=other, chart=answer_chart(number, question, rows, other, len(given)),
+            tries=counted.tries, mean_tries=stats.mean(counted.final_numbers),
+            misconceptions=misconception_rows(question, counted.misconceptions),
+            by_value=facility_by_value(question, given)))
 
     return BankReport(bank=bank, started=len(attempt_rows), finished=len(finished_ids),
-                      mean_fraction=stats.mean(fractions), bins=bins,
+                      mean_fraction=stats.mean(fractions),
+                      missed_only=sum(1 for r in attempt_rows if r.question_ids is not None), bins=bins,
                       histogram=histogram_chart(fractions, bins), questions=reports)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 # Below this many finished attempts a correlation over students is mostly noise, so none is reported.
@@ -37,6 +37,17 @@ class Bin:
     lower: float  # inclusive
     upper: float  # exclusive, except the last bin, which includes 1.0
     count: int
+
+
+@dataclass(frozen=True)
+class ValueFacility:
+    """The answers to a parameterised question whose variant drew `param` = `value`, and their mean score."""
+
+    param: str
+    value: int | float | str
+    responses: int
+    facility: float
+    few: bool  # fewer than MIN_ATTEMPTS answers: a difference from the other values is mostly chance
 
 
 @dataclass(frozen=True)
@@ -144,6 +155,23 @@ def most_common(values: Sequence[Hashable], limit: int) -> tuple[list[tuple[Hash
     ranked = Counter(values).most_common()  # Counter keeps first-seen order among equal counts
     shown = ranked[:limit]
     return shown, sum(count for _, count in ranked[limit:])
+
+
+def facility_by_value(answers: Sequence[tuple[Mapping[str, int | float | str], float]],
+                      min_n: int = MIN_ATTEMPTS) -> list[ValueFacility]:
+    """For each parameter (in order of first use) and each value it took (numbers ascending, then text), the
+    answers whose variant drew that value and their mean score. `answers` holds (parameter values, score) pairs;
+    every answer counts once per parameter, with the other parameters' values mixed in."""
+    groups: dict[str, dict[int | float | str, list[float]]] = {}
+    for values, score in answers:
+        for param, value in values.items():
+            groups.setdefault(param, {}).setdefault(value, []).append(score)
+    rows = []
+    for param, by_value in groups.items():
+        for value in sorted(by_value, key=lambda v: (isinstance(v, str), v)):
+            scores = by_value[value]
+            rows.append(ValueFacility(param, value, len(scores), math.fsum(scores) / len(scores), len(scores) < min_n))
+    return rows
 
 
 def item_flags(facility: float | None, discrimination: float | None, responses: int,

@@ -15,7 +15,9 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import PathCollection
 from matplotlib.figure import Figure
+from matplotlib import patheffects
 from matplotlib.font_manager import FontProperties
+from matplotlib.patches import Patch, Rectangle
 from matplotlib.path import Path
 from matplotlib.textpath import TextPath
 from matplotlib.transforms import Affine2D
@@ -217,3 +219,33 @@ def cell_labels(ax: Axes, x, y, labels: Sequence[str], colours: Sequence, fontsi
     collection.set_in_layout(False)  # inside the axes: measuring it would only slow the layout
     collection.cell_texts = tuple(labels)  # what the outlines spell, for whoever inspects the figure
     ax.add_collection(collection, autolim=False)
+
+
+# Predict, then reveal: the answer's cells outlined with a solid black line on the cell's edge, the student's with
+# vermillion dashes just outside it, each on a white halo so it reads on any shade of the map and neither covers
+# the cell's number. Dashes against a solid line tell them apart without colour (Okabe and Ito's vermillion is
+# safe for colour-blind readers too).
+PREDICTED_STYLE = {"edgecolor": "#D55E00", "linestyle": (0, (3, 2)), "linewidth": 2.0}
+ANSWER_STYLE = {"edgecolor": "black", "linestyle": "solid", "linewidth": 2.0}
+INSETS = {"answer": 0.06, "predicted": -0.07}  # of a cell, on each side (negative: outside the cell)
+
+
+def mark_cells(ax: Axes, predicted, answer, columns: range) -> None:
+    """Outline the (row, col) cells of `predicted` and `answer` on a heatmap showing `columns` of the matrix."""
+    halo = [patheffects.withStroke(linewidth=4.0, foreground="white")]
+    for cells, style, inset in ((answer, ANSWER_STYLE, INSETS["answer"]),
+                                (predicted, PREDICTED_STYLE, INSETS["predicted"])):
+        for row, col in cells or ():
+            if col in columns:
+                x = col - columns.start - 0.5 + inset
+                ax.add_patch(Rectangle((x, row - 0.5 + inset), 1 - 2 * inset, 1 - 2 * inset, fill=False, zorder=4,
+                                       path_effects=halo, clip_on=False, **style))
+
+
+def prediction_legend(figure: Figure, labels: tuple[str, str], top: float, fontsize: float, columns: int):
+    """The legend of mark_cells' outlines, `top` inches below the figure's top edge, at its left."""
+    handles = [Patch(facecolor="white", label=labels[0], **PREDICTED_STYLE),
+               Patch(facecolor="white", label=labels[1], **ANSWER_STYLE)]
+    _, height = figure.get_size_inches()
+    return figure.legend(handles=handles, loc="upper left", bbox_to_anchor=(0.01, 1 - top / height), ncols=columns,
+                         fontsize=fontsize, frameon=False, handlelength=1.6, handleheight=1.0, borderaxespad=0.0)

@@ -4,15 +4,17 @@ or every head of a layer as 0-to-1 heatmaps, rows queries and columns keys. Fixe
 from __future__ import annotations
 
 import numpy as np
+from matplotlib import patheffects
 from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 
 from app.visuals.kinds.attention_playground import short
-from app.visuals.kinds.model_heads import (BAR_ROOM, EDGE, FONT, GRID_COLUMNS, GRID_GAP, PITCH, TITLE, TITLE_PAD,
-                                           grid_side)
+from app.visuals.kinds.model_heads import (BAR_ROOM, EDGE, FONT, GRID_COLUMNS, GRID_GAP, PITCH, PREDICTION_LEGEND,
+                                           TITLE, TITLE_PAD, grid_side, legend_height, legend_lines)
 from app.visuals.model import CHARACTER_LETTERS, CHARACTERS, drawable
 
-from .figure import SEQUENTIAL, TICK, line_height, new_figure, text_width
+from .figure import (ANSWER_STYLE, PREDICTED_STYLE, SEQUENTIAL, TICK, line_height, new_figure, prediction_legend,
+                     text_width)
 
 LEGEND = "P previous token, N next, C [CLS], S [SEP], b broad"
 LINK_SPAN = 2.2  # inches between the query and the key columns at most
@@ -51,6 +53,15 @@ def draw_links(result, inches: tuple[float, float]) -> Figure:
     colours = np.column_stack([np.tile(LINK_COLOUR, (n * n, 1)), weights.ravel()])  # RGBA, alpha = weight
     ax.add_collection(LineCollection(segments, colors=colours, linewidths=0.3 + 2.7 * weights.ravel(),
                                      capstyle="round"))
+    if result.shows_prediction:  # the answer's links solid, the student's dashed on top, each on a white halo
+        halo = [patheffects.withStroke(linewidth=4.5, foreground="white")]
+        for pairs, style in ((result.answer, ANSWER_STYLE), (result.predicted, PREDICTED_STYLE)):
+            if pairs:
+                ax.add_collection(LineCollection([[(0, query), (1, key)] for query, key in pairs],
+                                                 colors=style["edgecolor"], linestyles=[style["linestyle"]],
+                                                 linewidths=style["linewidth"], path_effects=halo, zorder=3))
+        prediction_legend(figure, PREDICTION_LEGEND, inches[1] - legend_height(width) + 0.06, FONT,
+                          2 if legend_lines(width) == 1 else 1)
     for index, label in enumerate(labels):
         ax.text(-0.02, index, label, ha="right", va="center", fontsize=FONT, clip_on=False)
         ax.text(1.02, index, label, ha="left", va="center", fontsize=FONT, clip_on=False)

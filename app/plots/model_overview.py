@@ -3,6 +3,7 @@ down and heads across (a phone: heads down, layers across), each titled with its
 
 from __future__ import annotations
 
+import numpy as np
 from matplotlib.figure import Figure
 
 from app.visuals.kinds.model_overview import GAP, LEFT, cell_side, grid_shape, mark
@@ -13,9 +14,28 @@ from .figure import SEQUENTIAL, cell_labels, line_height, new_figure
 LEGEND = "P previous token, N next, C [CLS], S [SEP] (mean weight); b broad; each map: rows queries, columns keys"
 
 
+def map_layout(attentions: np.ndarray, width: float) -> tuple[np.ndarray, np.ndarray, np.ma.MaskedArray]:
+    """The 72 maps as one mesh: the cell edges across and down, in inches from the figure's top-left corner, and the
+    weights, each map's (N, N) block at its place in the grid; the strips between the maps are masked (not drawn)."""
+    rows, columns = grid_shape(width)
+    narrow = rows > columns
+    n = attentions.shape[-1]
+    side, title, top = cell_side(width), line_height(FONT) + 2 / 72, EDGE + 2 * line_height(TITLE)
+    steps = side / n * np.arange(n + 1)  # (N + 1,) one map's cell edges
+    xs = np.concatenate([LEFT + column * (side + GAP) + steps for column in range(columns)])  # (columns (N + 1),)
+    ys = np.concatenate([top + title + row * (title + side + GAP) + steps for row in range(rows)])  # (rows (N + 1),)
+    weights = np.ma.masked_array(np.zeros((len(ys) - 1, len(xs) - 1)), mask=True)  # a cell between two edges
+    for row in range(rows):
+        for column in range(columns):
+            layer, head = (column, row) if narrow else (row, column)
+            weights[row * (n + 1): row * (n + 1) + n, column * (n + 1): column * (n + 1) + n] = attentions[layer, head]
+    return xs, ys, weights
+
+
 def draw_overview(result, inches: tuple[float, float]) -> Figure:
-    """One axes over the whole figure in inches from its top-left corner, holding the 72 maps as images: 72 axes
-    of their own took 4 s to build and draw (measured), the images in one axes a tenth of that."""
+    """One axes over the whole figure in inches from its top-left corner, holding the 72 maps as one mesh: 72 axes
+    of their own took 4 s to build and draw, 72 images in one axes a tenth of that, and one mesh with masked gaps
+    0.34× the images' time (measured, interleaved, PNG included)."""
     figure = new_figure(*inches, layout=None)
     width, height = inches
     rows, columns = grid_shape(width)
@@ -25,6 +45,9 @@ def draw_overview(result, inches: tuple[float, float]) -> Figure:
     top = EDGE + 2 * line_height(TITLE)
     ax = figure.add_axes((0, 0, 1, 1))
     ax.set_axis_off()
+    mesh = ax.pcolormesh(*map_layout(result.attentions, width), cmap=SEQUENTIAL, vmin=0.0, vmax=1.0, shading="flat",
+                         antialiased=False, edgecolors="none")
+    mesh.set_gid("maps")
     figure.text(EDGE / width, 1 - EDGE / height,
                 "every head of all-MiniLM-L6-v2\n" + ("heads down, layers across" if narrow
                                                      else "layers down, heads across"),
@@ -35,9 +58,6 @@ def draw_overview(result, inches: tuple[float, float]) -> Figure:
             layer, head = (column, row) if narrow else (row, column)
             left = LEFT + column * (side + GAP)
             upper = top + title + row * (title + side + GAP)
-            image = ax.imshow(result.attentions[layer, head], cmap=SEQUENTIAL, vmin=0.0, vmax=1.0,
-                              interpolation="nearest", aspect="auto", extent=(left, left + side, upper + side, upper))
-            image.set_gid(f"map-{layer}-{head}")
             marks.append((left + side / 2, upper - line_height(FONT) / 2,
                           mark(result.characters, layer, head, not narrow)))
             if column == 0:

@@ -72,10 +72,10 @@ def _head(ax, result, head: int, labels, numbered: bool, first_column: bool, x_t
 
 
 def draw_heads(result, inches: tuple[float, float], plan) -> Figure:
-    """result: a MultiHeadResult (app.visuals.kinds.attention_playground). plan None: the wide grid of heads;
-    a ColumnPlan: the phone's column of heads, each with its own labels, one scale bar below."""
+    """result: a MultiHeadResult or RealHeadResult (app.visuals.kinds.attention_playground). plan None: the wide grid
+    of heads; a ColumnPlan: the phone's column of heads, each with its own labels, one scale bar below."""
     figure = new_figure(*inches, layout=None)
-    labels = [short(token) for token in result.tokens]
+    labels = [short(label) for label in result.labels]
     num_heads, n, _ = result.weights.shape
     if plan is not None:
         small = {"labelsize": FONT}
@@ -84,7 +84,9 @@ def draw_heads(result, inches: tuple[float, float], plan) -> Figure:
                       plan.side)
             image = _head(ax, result, head, labels, plan.numbered, True,
                           {"labelrotation": 90 if plan.upright else 0, **small}, small)
-            ax.set_title(result.head_titles[head], loc="left", fontsize=TITLE)
+            # From the figure's left edge, not the heatmap's, which long words push right: room for the real
+            # model's titles ("layer 1 head 3: 1.00 on the previous token").
+            ax.set_title(result.head_titles[head], loc="left", fontsize=TITLE, x=(EDGE - plan.left) / plan.side)
             ax.xaxis.label.set_fontsize(FONT)
             ax.yaxis.label.set_fontsize(FONT)
         room = inches[0] - plan.left - EDGE

@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.figure import Figure
 
-from app.visuals.kinds.soft_lookup import PANEL_DATA, shown_cells
+from app.visuals.kinds.soft_lookup import EDGE, PANEL_DATA, legend_entries, shown_cells
 
-from .figure import SEQUENTIAL, cell_labels, contrasting_colours, heatmap, new_figure
+from .figure import SEQUENTIAL, cell_labels, contrasting_colours, heatmap, mark_cells, new_figure, prediction_legend
 
 SCORE_MAP = "cividis"  # scores are not weights: another colour-vision-safe map, ranged from the data
 
@@ -41,6 +41,13 @@ def draw_soft_lookup(result, layout) -> Figure:
         rows_index, cols_index = np.indices(data.shape)
         cell_labels(ax, cols_index.ravel(), rows_index.ravel(), [t for row in cells[p.name] for t in row[columns]],
                     contrasting_colours(image.cmap, (data.ravel() - vmin) / (vmax - vmin)), fontsize=points)
+        if p.name == "soft" and result.shows_prediction:
+            if result.weight_cell is not None:  # a numeric prediction: the cell it is about, in both styles
+                mark_cells(ax, [result.weight_cell], [result.weight_cell], range(p.start, p.stop))
+            else:
+                mark_cells(ax, result.predicted, result.answer, range(p.start, p.stop))
+    if layout.legend:
+        prediction_legend(figure, legend_entries(result), EDGE, points, 2 if layout.legend == 1 else 1)
     if layout.note:
         figure.text(0.08 / width, 0.1 / height, layout.note, fontsize=points, ha="left", va="bottom")
     return figure

@@ -126,6 +126,19 @@ class VisualKind(Generic[ResultT]):
     # The param that receives the student's answer on an answer page (option ids, comma-separated), so
     # the visual can mark their choice and answer it; None for a kind that does not use it.
     choice_param: ClassVar[str | None] = None
+    # Predict, then reveal: the question types ("cells", "numeric") whose answer the kind draws on an answer
+    # page, each with the param that receives the student's answer and the one that receives the key (None
+    # where the kind sets the engine's own number beside the prediction). A cells question whose visual's kind
+    # lacks cells is refused at load (app.visuals.check_visual).
+    predictions: ClassVar[dict[str, tuple[str, str | None]]] = {}
+    # The params that fix what a prediction is about (the words of the grid, the head): when a student's
+    # control values change one of them, the page draws no prediction on the figure.
+    prediction_grid: ClassVar[tuple[str, ...]] = ()
+
+    @property
+    def prediction_params(self) -> tuple[str, ...]:
+        """Every param a prediction sets, dropped with it (a kind adds any that only a prediction uses)."""
+        return tuple(dict.fromkeys(name for pair in self.predictions.values() for name in pair if name))
 
     # What a kind implements -------------------------------------------------------------------------
 

@@ -29,7 +29,12 @@ T = TypeVar("T")
 
 
 class VisualInputError(ValueError):
-    """Parameters a student or a URL supplied that cannot be used; the message says what to fix."""
+    """Parameters a student or a URL supplied that cannot be used; the message says what to fix, and `fields`
+    maps each param a sentence is about to that sentence (for marking the control that holds it)."""
+
+    def __init__(self, message: str, fields: dict[str, str] | None = None):
+        super().__init__(message)
+        self.fields = fields or {}
 
 
 class RenderGateFull(RuntimeError):
@@ -212,8 +217,12 @@ def parse_query(kind: VisualKind, args: Mapping[str, list[str]], base: dict | No
     try:
         return kind.parse({**(base or {}), **overrides})
     except ValidationError as error:
-        sentences = [message for _, message in describe_validation_error(error)]
-        raise VisualInputError(_sentence("; ".join(sentences))) from None
+        problems = describe_validation_error(error)
+        fields: dict[str, str] = {}
+        for path, message in problems:  # path: ("params", name, ...), or ("params",) for a rule across fields
+            if len(path) > 1:
+                fields.setdefault(str(path[1]), _sentence(message))
+        raise VisualInputError(_sentence("; ".join(message for _, message in problems)), fields) from None
 
 
 def parse_variant(args: dict[str, list[str]]) -> tuple[int, str]:

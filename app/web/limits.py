@@ -2,6 +2,7 @@
 behind a proxy), with sizes that leave a classroom behind one NAT address unthrottled; then, tighter, on the
 browser session for sessions the server issued. Logins are limited per address.
 
+Starting an attempt writes a row, so it is limited too (RATE_LIMIT_ATTEMPTS per session, and per address).
 Plots are limited by what they cost: drawing a figure that no cache holds, or refusing bad parameters,
 counts against RATE_LIMIT_PLOTS; a figure served from a cache is as cheap as a static file and free.
 The counters live in the app's database by default (limit_store), so they hold across workers and servers.
@@ -13,6 +14,7 @@ import logging
 import math
 import secrets
 import time
+from collections.abc import Callable
 
 from flask import current_app, request, session
 from flask_limiter import ApplicationLimit, Limiter
@@ -83,6 +85,33 @@ class RendersBusy(AppError):
         super().__init__(self.MESSAGE)
 
 
+class TooManyAttempts(AppError):
+    status = 429
+    title = "Too many new attempts"
+
+    def __init__(self, message: str, retry_after: int):
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+def charge_attempt_start() -> None:
+    """Count one new attempt for this address and, when the browser has a session, for that session;
+    TooManyAttempts past either limit. A client without cookies is counted by address only, so 60 students
+    who open a quiz link at the same moment behind one address are not one session."""
+    config = current_app.config
+    if not config.get("RATELIMIT_ENABLED", True):
+        return
+    limit = config["RATE_LIMIT_ATTEMPTS_PER_ADDRESS"]
+    _charge("attempt-starts", address_key(), limit, lambda wait: TooManyAttempts(
+        f"This address (a school, a household) has started more quiz attempts than the server allows ({limit}). "
+        f"Wait {wait} seconds and try again; attempts already started go on as before.", wait))
+    if request.cookies:
+        limit = config["RATE_LIMIT_ATTEMPTS"]
+        _charge("attempt-starts", client_key(), limit, lambda wait: TooManyAttempts(
+            f"This browser has started more quiz attempts than the server allows ({limit}). Wait {wait} seconds "
+            "and try again; attempts already started go on as before.", wait))
+
+
 def charge_plot_render() -> None:
     """Count one new visual (or one refused plot request) for this address and for this browser session
     (the address, for cookie-less clients); TooManyRenders past either limit.
@@ -98,22 +127,25 @@ def charge_plot_render() -> None:
 
 
 def _check_plot_renders(key: str, limit_text: str, who: str) -> None:
+    _charge("plot-renders", key, limit_text, lambda wait: TooManyRenders(
+        f"{who} has asked for more new plots than the server draws "
+        f"({limit_text}). Wait {wait} seconds and try again; plots already drawn still load.", wait))
+
+
+def _charge(scope: str, key: str, limit_text: str, refusal: Callable[[int], AppError]) -> None:
+    """Count one hit of `scope` for `key` against each limit of `limit_text`; raise refusal(seconds) past one."""
     try:
         strategy = limiter.limiter
         for item in parse_many(limit_text):
             # test() first: past the limit, each refusal only reads the counter (no write to the database).
-            allowed = strategy.test(item, "plot-renders", key) and strategy.hit(item, "plot-renders", key)
+            allowed = strategy.test(item, scope, key) and strategy.hit(item, scope, key)
             if not allowed:
-                reset_at = strategy.get_window_stats(item, "plot-renders", key).reset_time
-                retry_after = max(1, math.ceil(reset_at - time.time()))
-                raise TooManyRenders(
-                    f"{who} has asked for more new plots than the server draws "
-                    f"({limit_text}). Wait {retry_after} seconds and try again; plots already drawn still load.",
-                    retry_after)
-    except TooManyRenders:
+                reset_at = strategy.get_window_stats(item, scope, key).reset_time
+                raise refusal(max(1, math.ceil(reset_at - time.time())))
+    except AppError:
         raise
-    except Exception:  # the limit store is down: serve the plot (the render gate still bounds the work)
-        log.warning("the plot rate limit could not be checked; allowing this render", exc_info=True)
+    except Exception:  # the limit store is down: allow it (the render gate still bounds plots; a write fails alone)
+        log.warning("the %s rate limit could not be checked; allowing this one", scope, exc_info=True)
 
 
 @limiter.request_filter

@@ -1,23 +1,69 @@
-"""A student's progress through a bank: an anonymous attempt id in the signed session cookie, and
-every answer stored in the database, so nothing lives only in the browser and nothing is lost.
+"""A student's attempt at a bank: its questions, its variant seed and every try, all in the database; the signed
+session cookie holds only the attempt's id, so nothing that decides a grade is readable in the browser.
 
-Grades are recomputed from stored answers, so a page shows the same result on reload, after the
-back button, or after a double submit (the first answer stands, even across app servers).
+Grades are recomputed from stored tries, so a page shows the same result on reload, after the back button,
+or after a double submit (the first try of each number stands, even across app servers). The bank's feedback
+mode decides how many tries a question takes, what they score, and when the key may be shown. Its assessment
+settings decide the order (shuffle, drawn from the attempt's seed), when answers are taken (opens/closes, the time
+limit from the attempt's started_at) and how many attempts a browser session may start.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
 import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 
 from flask import g, session
 
 from .. import db
 from ..bank.schema import Bank, Question
-from ..bank.variants import MAX_SEED, instantiate
-from ..errors import BadInput
+from ..bank.variants import MAX_SEED, PLACEHOLDER, has_params, instantiate
+from ..errors import AppError, BadInput, NotFound
 from ..grading import Answer, Grade, grade, parse_answer
+from ..lti import on_attempt_finished
+from .limits import charge_attempt_start
 
 MAX_DISPLAY_NAME = 80
+
+
+class NoTriesLeft(AppError):
+    """An answer to a question its attempt has closed (answered, or out of tries): refused, nothing stored."""
+
+    status = 400
+    title = "No tries left"
+
+
+class NotOpenYet(AppError):
+    status = 403
+    title = "Not open yet"
+
+
+class QuizClosed(AppError):
+    status = 403
+    title = "Quiz closed"
+
+
+class TimeUp(AppError):
+    """An answer after the attempt's time limit: refused, and the attempt closed with the answers it has."""
+
+    status = 409
+    title = "Time is up"
+
+
+class NoAttemptsLeft(AppError):
+    status = 403
+    title = "No attempts left"
+
+
+class AlreadyTried(AppError):
+    """This try number is already stored (a double submit, another tab): the first one stands."""
+
+    status = 400
+    title = "Already answered"
 
 
 def clean_display_name(raw: str) -> str | None:
@@ -28,108 +74,351 @@ def clean_display_name(raw: str) -> str | None:
     return name or None
 
 
-def _attempt_ids() -> dict:
-    return session.setdefault("attempts", {})
+# --- the bank's feedback mode ----------------------------------------------------------------------------
+
+
+def tries_allowed(bank: Bank) -> int:
+    return bank.tries if bank.feedback == "try_again" else 1
+
+
+def factor(bank: Bank, number: int) -> float:
+    """What try `number` (1, 2, ...) of a question is worth: penalty[number - 1] under try_again, else 1."""
+    if bank.feedback != "try_again":
+        return 1.0
+    return bank.penalty[min(number, len(bank.penalty)) - 1]  # past the end only if the bank lost tries since
+
+
+def penalised(bank: Bank, scores: dict[int, float]) -> float:
+    """A question's score from its tries' own scores (try number -> score): the best of score_k × penalty_k
+    (try_again), so a later try never lowers what an earlier one earned; otherwise the one try's score."""
+    return round(max((score * factor(bank, k) for k, score in scores.items()), default=0.0), 6)
+
+
+@dataclass(frozen=True)
+class Try:
+    number: int
+    answer: Answer
+    grade: Grade  # this try's own grade, before any penalty
+
+
+class Attempt:
+    """One attempt with its stored tries, read once; every question argument is the bank's template."""
+
+    def __init__(self, bank: Bank, state: db.AttemptState):
+        self.bank, self.row = bank, state.row
+        self.id, self.seed = state.row.id, state.row.seed
+        subset = json.loads(state.row.question_ids) if state.row.question_ids else None
+        self.missed_only = subset is not None
+        self.questions = [q for q in bank.questions if subset is None or q.id in subset]
+        if bank.shuffle is not None and bank.shuffle.questions:
+            self.questions = _shuffled(self.questions, self.seed, "questions")
+        self._stored = state.tries
+
+    @property
+    def deadline(self) -> datetime | None:
+        """When the bank's time limit ends this attempt: started_at (as stored) + time_limit."""
+        if self.bank.time_limit is None:
+            return None
+        started = self.row.started_at
+        if started.tzinfo is None:  # SQLite returns the stored UTC time without its zone
+            started = started.replace(tzinfo=timezone.utc)
+        return started + timedelta(seconds=self.bank.time_limit)
+
+    def time_over(self) -> bool:
+        return self.deadline is not None and db.now() >= self.deadline
+
+    @property
+    def finished(self) -> bool:
+        return self.row.finished_at is not None
+
+    def includes(self, question: Question) -> bool:
+        return any(q.id == question.id for q in self.questions)
+
+    def variant(self, question: Question) -> Question:
+        """The concrete question this attempt sees (parameterised questions get their own numbers; under
+        shuffle.options, choice questions their own option order, with the same ids, so scoring is unchanged)."""
+        concrete = instantiate(question, self.seed)
+        if (self.bank.shuffle is not None and self.bank.shuffle.options
+                and concrete.type in ("single_choice", "multiple_choice")):  # true/false keeps its natural order
+            concrete = concrete.model_copy(update={"options": _shuffled(concrete.options, self.seed, concrete.id)})
+        return concrete
+
+    def tries_used(self, question: Question) -> int:
+        return max((t.number for t in self._stored.get(question.id, [])), default=0)
+
+    def closed(self, question: Question) -> bool:
+        """A final try is stored: a right answer, the last try allowed, or the one try of other modes."""
+        return any(t.final for t in self._stored.get(question.id, []))
+
+    def tries(self, question: Question) -> list[Try]:
+        """The stored tries that still fit the question as it is now (an edited bank drops stale ones)."""
+        concrete, valid = self.variant(question), []
+        for stored in self._stored.get(question.id, []):
+            try:
+                answer = parse_answer(concrete, stored.answer)
+            except BadInput:
+                continue
+            valid.append(Try(stored.number, answer, grade(concrete, answer)))
+        return valid
+
+    def result(self, question: Question) -> Grade | None:
+        """A closed question's grade: its last try's, scored by the penalty schedule over every try."""
+        if not self.closed(question):
+            return None
+        tried = self.tries(question)
+        if not tried or tried[-1].number != self.tries_used(question):
+            return None  # the bank changed since: the final answer no longer fits the question
+        score = penalised(self.bank, {t.number: t.grade.score for t in tried})
+        return dataclasses.replace(tried[-1].grade, score=score)
+
+    def reveals(self, question: Question) -> bool:
+        """Whether the key, the explanation and the visual of a closed question may be shown now."""
+        return self.closed(question) and (self.bank.feedback != "deferred" or self.finished)
+
+    def closed_ids(self) -> set[str]:
+        return {q.id for q in self.questions if self.closed(q)}
+
+    def results(self) -> dict[str, Grade]:
+        found = {q.id: self.result(q) for q in self.questions}
+        return {question_id: result for question_id, result in found.items() if result is not None}
+
+    def missed(self) -> list[Question]:
+        """The questions answered wrongly or partly, in the attempt's order."""
+        found = self.results()
+        return [q for q in self.questions if q.id in found and not found[q.id].correct]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a try left behind: its number, its own grade, and whether it closed the question."""
+
+    number: int
+    grade: Grade
+    final: bool
+
+
+def submit(attempt: Attempt, question: Question, answer: Answer, try_number: int | None = None) -> Outcome:
+    """Grade and store the next try at `question` (a template of attempt's bank); `try_number`, when the client
+    says which try it sends, must be that next one. NoTriesLeft if the question is closed, AlreadyTried if
+    that try is already stored, BadInput for any other number."""
+    bank, allowed = attempt.bank, tries_allowed(attempt.bank)
+    check_open(bank)
+    check_time(attempt)
+    if attempt.closed(question):
+        raise NoTriesLeft(f"This question is finished: {_closed_reason(attempt, question)}. Nothing was stored.")
+    number = attempt.tries_used(question) + 1
+    if try_number is not None and try_number != number:
+        if try_number < number:
+            raise AlreadyTried(f"Try {try_number} at this question was already stored; the first one stands.")
+        raise BadInput(f"The next try at this question is try {number} of {allowed}, not try {try_number}.")
+    concrete = attempt.variant(question)
+    result = grade(concrete, answer)
+    final = result.correct or number >= allowed
+    scores = {t.number: t.grade.score for t in attempt.tries(question)} | {number: result.score}
+    final_score = penalised(bank, scores) if final else 0.0
+    misconception = result.misconception.id if result.misconception is not None else None
+    _forget()
+    stored = db.record_try(attempt.id, bank.id, question.id, number, answer, result.score, final=final,
+                           final_score=final_score, seed=attempt.seed, misconception=misconception,
+                           question_count=len(attempt.questions))
+    if not stored:  # another tab or server stored this try number first
+        raise AlreadyTried(f"Try {number} at this question was already stored; the first one stands.")
+    if stored.finished:
+        on_attempt_finished(attempt.id)  # an LMS launch's attempt: its grade goes to the LMS's grade book
+    return Outcome(number, result, final)
+
+
+def _closed_reason(attempt: Attempt, question: Question) -> str:
+    tried = attempt.tries(question)
+    if tried and tried[-1].grade.correct and attempt.reveals(question):  # deferred: not even that
+        return "it was answered right"
+    used, allowed = attempt.tries_used(question), tries_allowed(attempt.bank)
+    return f"all {allowed} tries were used" if allowed > 1 and used >= allowed else "it was already answered"
+
+
+# --- the bank's assessment settings: order, window, time limit, attempts ------------------------------------
+
+
+def _shuffled(items: list, seed: int, scope: str) -> list:
+    """`items` (questions or options, each with an id) in this seed's order: each sorts by a hash of (seed, scope,
+    id), so the order is the same on every reload and server, and an item added to the bank moves no other."""
+    return sorted(items, key=lambda item: hashlib.sha256(f"{seed}:{scope}:{item.id}".encode()).digest())
+
+
+def when(moment: datetime) -> str:
+    """A moment as the pages show it, in the time zone it was written in: '2026-03-02 09:00 UTC+01:00' (with its
+    seconds when it has any, as a deadline does: never a minute earlier or later than it is)."""
+    seconds = f":{moment:%S}" if moment.second else ""
+    return f"{moment:%Y-%m-%d %H:%M}{seconds} {moment.tzname()}"
+
+
+def duration(seconds: int) -> str:
+    """1200 -> '20 minutes', 5400 -> '1 h 30 min', 90 -> '1 min 30 s'."""
+    hours, minutes, rest = seconds // 3600, seconds % 3600 // 60, seconds % 60
+    if not hours and not rest:
+        return f"{minutes} minute{'s' if minutes != 1 else ''}"
+    return " ".join(f"{n} {unit}" for n, unit in ((hours, "h"), (minutes, "min"), (rest, "s")) if n)
+
+
+def window_note(bank: Bank, moment: datetime | None = None) -> str | None:
+    """What the start page says about the bank's opens/closes window (None when it has none)."""
+    moment = moment or db.now()
+    if bank.opens is not None and moment < bank.opens:
+        return f"This quiz opens at {when(bank.opens)}; answers are accepted from then on."
+    if bank.closes is not None and moment >= bank.closes:
+        return f"This quiz closed at {when(bank.closes)}; answers are no longer accepted."
+    if bank.closes is not None:
+        return f"Answers are accepted until {when(bank.closes)}."
+    return None
+
+
+def check_open(bank: Bank) -> None:
+    """NotOpenYet or QuizClosed outside the bank's opens/closes window."""
+    moment = db.now()
+    if bank.opens is not None and moment < bank.opens:
+        raise NotOpenYet(f"The quiz {bank.title!r} opens at {when(bank.opens)}; nothing can be started or answered "
+                         "before then. Come back at that time.")
+    if bank.closes is not None and moment >= bank.closes:
+        raise QuizClosed(f"The quiz {bank.title!r} closed at {when(bank.closes)}, so answers are no longer accepted "
+                         "and nothing was stored. Your results so far stay on the quiz's page.")
+
+
+def check_can_start(bank: Bank) -> None:
+    """NoAttemptsLeft once this browser session has started the bank's `attempts:` (counted in its session)."""
+    used = session.get("started", {}).get(bank.id, 0)
+    if bank.attempts is not None and used >= bank.attempts:
+        raise NoAttemptsLeft(f"The quiz {bank.title!r} allows {bank.attempts} attempt"
+                             f"{'s' if bank.attempts != 1 else ''}, and all of them were started (a retake, and a "
+                             "retake of the missed questions, each count as one). Your results stay on the quiz's "
+                             "page.")
+
+
+def attempts_note(bank: Bank) -> str | None:
+    if bank.attempts is None:
+        return None
+    used = min(session.get("started", {}).get(bank.id, 0), bank.attempts)
+    return f"You may start {bank.attempts} attempt{'s' if bank.attempts != 1 else ''} at this quiz; {used} used."
+
+
+def close_if_over(attempt: Attempt) -> bool:
+    """Close an attempt whose time is up with the answers it has (unanswered questions count 0); True if over."""
+    if not attempt.time_over():
+        return False
+    if not attempt.finished:
+        _forget()
+        if db.finish_attempt(attempt.id, len(attempt.questions)):
+            on_attempt_finished(attempt.id)  # an LMS launch's attempt: its grade goes to the LMS's grade book
+    return True
+
+
+def check_time(attempt: Attempt) -> None:
+    """TimeUp (the attempt closed) once its time limit has passed."""
+    if close_if_over(attempt):
+        raise TimeUp(f"The time limit of {duration(attempt.bank.time_limit)} ended at {when(attempt.deadline)}. "
+                     "The attempt is closed with the answers given before then, and no answer after it is stored; "
+                     "your results are on the quiz's page.")
+
+
+# --- attempts by id (the JSON API) and the session's own ------------------------------------------------
+
+
+def load(bank: Bank, attempt_id: str) -> Attempt | None:
+    """The attempt with this id at this bank (None for an unknown id, or another bank's attempt)."""
+    memo = g.setdefault("attempt_states", {})
+    state = memo.get(attempt_id)
+    if state is None:
+        state = memo[attempt_id] = db.attempt_state(attempt_id)
+    if state.row is None or state.row.bank_id != bank.id:
+        return None
+    return Attempt(bank, state)
+
+
+def _forget() -> None:
+    g.pop("attempt_states", None)
+
+
+def create(bank: Bank, display_name: str | None = None, questions: list[Question] | None = None) -> Attempt:
+    """A new attempt with a fresh variant seed (whole bank, or only `questions`), under the attempt limit, the
+    bank's window and its `attempts:` (counted per browser session)."""
+    check_open(bank)
+    check_can_start(bank)
+    charge_attempt_start()
+    attempt_id = secrets.token_hex(16)
+    _forget()
+    db.start_attempt(attempt_id, bank.id, secrets.randbelow(MAX_SEED), display_name,
+                     None if questions is None else [q.id for q in questions])
+    if bank.attempts is not None:  # counted only where a limit applies: other banks' cookies stay as they were
+        started = session.setdefault("started", {})
+        started[bank.id] = started.get(bank.id, 0) + 1
+        session.modified = True
+    return load(bank, attempt_id)
 
 
 def attempt_id(bank: Bank) -> str | None:
     return session.get("attempts", {}).get(bank.id)
 
 
-def _state(current: str) -> db.AttemptState:
-    """The attempt and its answers, read once per request (a page asks for both several times);
-    every write below forgets it."""
-    memo = g.setdefault("attempt_states", {})
-    state = memo.get(current)
-    if state is None:
-        state = memo[current] = db.attempt_state(current)
-    return state
+def current(bank: Bank) -> Attempt | None:
+    """The session's attempt at `bank`, if it has one that is stored."""
+    current_id = attempt_id(bank)
+    return load(bank, current_id) if current_id else None
 
 
-def _forget() -> None:
-    g.pop("attempt_states", None)
-    g.pop("valid_answers", None)
-
-
-def attempt(bank: Bank):
-    current = attempt_id(bank)
-    return _state(current).row if current else None
-
-
-def seed(bank: Bank) -> int:
-    """The variant seed of this student's attempt: from the stored attempt, else kept in the session
-    until the first answer starts the attempt (so the variant seen is the variant graded)."""
-    row = attempt(bank)
-    if row is not None:
-        return row.seed
-    seeds = session.setdefault("seeds", {})
-    if bank.id not in seeds:
-        seeds[bank.id] = secrets.randbelow(MAX_SEED)
-        session.modified = True
-    return seeds[bank.id]
-
-
-def variant(bank: Bank, question: Question) -> Question:
-    """The concrete question this student sees (parameterised questions get their own numbers)."""
-    return instantiate(question, seed(bank))
-
-
-def ensure_attempt(bank: Bank, display_name: str | None = None) -> str:
-    """The session's attempt at `bank`, started in the database if there is none (or it was lost)."""
-    current = attempt_id(bank)
-    if current and attempt(bank) is not None:
-        if display_name is not None:
-            _forget()
-            db.set_display_name(current, display_name or None)
-        return current
-    current = secrets.token_hex(16)
-    chosen_seed = seed(bank)
-    _forget()
-    db.start_attempt(current, bank.id, chosen_seed, display_name or None)
-    _attempt_ids()[bank.id] = current
+def start(bank: Bank, display_name: str | None = None, questions: list[Question] | None = None) -> Attempt:
+    """A new attempt that becomes the session's attempt at `bank` (the old one stays in the database)."""
+    attempt = create(bank, display_name, questions)
+    session.setdefault("attempts", {})[bank.id] = attempt.id
     session.modified = True
-    return current
+    return attempt
 
 
-def answers(bank: Bank) -> dict[str, Answer]:
-    """The stored answers that still fit the bank as it is now (an edited bank drops stale ones)."""
-    current = attempt_id(bank)
-    if not current:
-        return {}
-    memo = g.setdefault("valid_answers", {})
-    if (current, bank.id) in memo:
-        return dict(memo[(current, bank.id)])
-    stored = _state(current).responses
-    valid: dict[str, Answer] = {}
-    for question in bank.questions:
-        if question.id in stored:
-            response = stored[question.id]
-            try:
-                valid[question.id] = parse_answer(instantiate(question, response.seed), response.answer)
-            except BadInput:
-                continue
-    memo[(current, bank.id)] = valid
-    return dict(valid)
-
-
-def record(bank: Bank, question: Question, answer: Answer) -> bool:
-    """Store a first answer to the concrete `question` (from variant()); False if already answered."""
-    ensure_attempt(bank)
-    current, row = attempt_id(bank), attempt(bank)
-    score = grade(question, answer).score
+def adopt(bank: Bank, attempt_id: str) -> None:
+    """Make a stored attempt the session's attempt at `bank` (an LTI launch resuming a learner's attempt)."""
     _forget()
-    return db.record_response(current, bank.id, question.id, row.seed, answer, score, len(bank.questions))
+    session.setdefault("attempts", {})[bank.id] = attempt_id
+    session.modified = True
+
+
+def ensure(bank: Bank) -> Attempt:
+    """The session's attempt at `bank`, started if there is none (or it was lost)."""
+    return current(bank) or start(bank)
+
+
+def set_name(bank: Bank, name: str | None) -> None:
+    attempt = current(bank)
+    if attempt is None:
+        start(bank, display_name=name)
+    else:
+        _forget()
+        db.set_display_name(attempt.id, name)
 
 
 def reset(bank: Bank) -> None:
-    """Forget the session's attempt; the next answer starts a new one (with new variants).
+    """Forget the session's attempt; the next question page starts a new one (with new variants).
     Stored answers are kept."""
     _forget()
-    _attempt_ids().pop(bank.id, None)
-    session.get("seeds", {}).pop(bank.id, None)
+    session.get("attempts", {}).pop(bank.id, None)
     session.modified = True
 
 
-def grades(bank: Bank) -> dict[str, Grade]:
-    given = answers(bank)
-    return {q.id: grade(variant(bank, q), given[q.id]) for q in bank.questions if q.id in given}
+def preview(question: Question) -> Question:
+    """A parameterised question before any attempt has drawn its numbers: each {{ ... }} of its prompt as '…'."""
+    if not has_params(question):
+        return question
+    return question.model_copy(update={"prompt": PLACEHOLDER.sub("…", question.prompt)})
+
+
+def tag_scores(questions: list[Question], results: dict[str, Grade]) -> list[tuple[str, float, int]]:
+    """(tag, points earned, questions) for each tag of `questions`, in order of first use; unanswered count 0."""
+    earned: dict[str, float] = {}
+    counts: dict[str, int] = {}
+    for question in questions:
+        for tag in question.tags:
+            earned[tag] = earned.get(tag, 0.0) + (results[question.id].score if question.id in results else 0.0)
+            counts[tag] = counts.get(tag, 0) + 1
+    return [(tag, round(earned[tag], 6), counts[tag]) for tag in earned]
+
+
+def not_in_attempt(question: Question) -> NotFound:
+    return NotFound(f"Question {question.id!r} is not part of this attempt, which has only the questions you "
+                    "missed. Go back to the quiz's page to see its questions, or retake the whole quiz.")

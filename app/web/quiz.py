@@ -1,4 +1,5 @@
-"""The student's pages: the list of banks, one question per page, its answer page, and the summary.
+"""The student's pages: the list of banks, one question per page (with the hints of earlier tries), its answer
+page, and the review of the attempt.
 
 Every page works without JavaScript; answers are POSTed and then redirected (POST/redirect/GET).
 """
@@ -8,8 +9,8 @@ from __future__ import annotations
 from flask import Blueprint, current_app, redirect, render_template, request, url_for
 
 from ..bank import banks
-from ..errors import BadInput
-from ..grading import grade, parse_form_answer
+from ..errors import AppError, BadInput
+from ..grading import parse_form_answer
 from . import progress
 from .limits import limiter
 from .visual_views import visual_view
@@ -17,81 +18,151 @@ from .visual_views import visual_view
 bp = Blueprint("quiz", __name__)
 
 
+class QuestionChanged(AppError):
+    status = 409
+    title = "Question changed"
+
+
 @bp.get("/")
 def home():
     registry = banks()
     listed = sorted(registry.banks.values(), key=lambda b: b.title.lower())
-    return render_template("home.html", banks=listed,
-                           answered={b.id: len(progress.answers(b)) for b in listed})
+    answered = {}
+    for bank in listed:
+        attempt = progress.current(bank)
+        answered[bank.id] = len(attempt.closed_ids()) if attempt else 0
+    return render_template("home.html", banks=listed, answered=answered)
 
 
 @bp.get("/quiz/<bank_id>/")
 def start(bank_id: str):
     bank = banks().get(bank_id)
-    answered = progress.answers(bank)
-    next_question = next((q for q in bank.questions if q.id not in answered), None)
-    questions = [progress.variant(bank, q) for q in bank.questions]
-    row = progress.attempt(bank)
+    attempt = progress.current(bank)  # none yet: the first question page starts one (no row for a visit)
+    if attempt is not None and not attempt.finished and progress.close_if_over(attempt):
+        attempt = progress.current(bank)  # as closed now
+    answered = attempt.closed_ids() if attempt else set()
+    listed = attempt.questions if attempt else bank.questions
+    next_question = next((q for q in listed if q.id not in answered), None)
+    questions = [attempt.variant(q) if attempt else progress.preview(q) for q in listed]
     return render_template("quiz/start.html", bank=bank, questions=questions, answered=answered,
-                           next_question=next_question, display_name=row.display_name if row else None,
-                           max_name=progress.MAX_DISPLAY_NAME)
+                           next_question=next_question, display_name=attempt.row.display_name if attempt else None,
+                           max_name=progress.MAX_DISPLAY_NAME, window_note=progress.window_note(bank),
+                           is_open=_is_open(bank), attempts_note=progress.attempts_note(bank),
+                           time_over=attempt is not None and attempt.time_over(),
+                           time_limit=progress.duration(bank.time_limit) if bank.time_limit else None)
+
+
+def _is_open(bank) -> bool:
+    try:
+        progress.check_open(bank)
+    except (progress.NotOpenYet, progress.QuizClosed):
+        return False
+    return True
 
 
 @bp.post("/quiz/<bank_id>/name")
 @limiter.limit(lambda: current_app.config["RATE_LIMIT_SUBMIT"])
 def set_name(bank_id: str):
     bank = banks().get(bank_id)
-    name = progress.clean_display_name(request.form.get("display_name", ""))
-    progress.ensure_attempt(bank, display_name=name or "")
+    progress.set_name(bank, progress.clean_display_name(request.form.get("display_name", "")))
     return redirect(url_for(".start", bank_id=bank.id), 303)
 
 
-def _context(bank, question, answered):
-    index = bank.index_of(question.id)
-    following = bank.questions[index + 1] if index + 1 < len(bank.questions) else None
-    return {"bank": bank, "question": question, "number": index + 1, "total": len(bank.questions),
-            "answered_count": len(answered), "next_question": following}
+def _context(attempt, question):
+    listed = attempt.questions
+    index = next(i for i, q in enumerate(listed) if q.id == question.id)
+    return {"bank": attempt.bank, "attempt": attempt, "question": attempt.variant(question), "number": index + 1,
+            "total": len(listed), "answered_count": len(attempt.closed_ids()),
+            "next_question": listed[index + 1] if index + 1 < len(listed) else None}
+
+
+def _attempt_with(bank, item, *, start: bool):
+    attempt = progress.ensure(bank) if start else progress.current(bank)
+    if attempt is not None and not attempt.includes(item):
+        raise progress.not_in_attempt(item)
+    return attempt
+
+
+def _question_page(attempt, item, error=None, status=200):
+    number = attempt.tries_used(item) + 1
+    deadline = attempt.deadline
+    page = render_template("quiz/question.html", **_context(attempt, item), error=error, tries=attempt.tries(item),
+                           try_number=number, tries_allowed=progress.tries_allowed(attempt.bank),
+                           factor=progress.factor(attempt.bank, number),
+                           deadline=progress.when(deadline) if deadline else None,
+                           deadline_iso=deadline.isoformat() if deadline else None,
+                           closes=progress.when(attempt.bank.closes) if attempt.bank.closes else None)
+    return page, status
 
 
 @bp.get("/quiz/<bank_id>/<question_id>")
 def question(bank_id: str, question_id: str):
     bank, item = banks().question(bank_id, question_id)
-    answered = progress.answers(bank)
-    if item.id in answered:
+    progress.check_open(bank)
+    fresh = progress.current(bank) is None and bank.shuffle is not None and bank.shuffle.questions
+    attempt = _attempt_with(bank, item, start=True)  # the first question page starts the attempt (rate-limited)
+    if fresh and attempt.questions[0].id != item.id:  # shuffled: a new attempt begins at its own first question
+        return redirect(url_for(".question", bank_id=bank.id, question_id=attempt.questions[0].id), 303)
+    if attempt.closed(item):
         return redirect(url_for(".answer", bank_id=bank.id, question_id=item.id), 303)
-    item = progress.variant(bank, item)
-    return render_template("quiz/question.html", **_context(bank, item, answered), error=None)
+    progress.check_time(attempt)
+    return _question_page(attempt, item)
+
+
+def _try_number(raw: str | None) -> int | None:
+    if raw is None:
+        return None  # an older form: the next try
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 3):
+        raise BadInput("The form's try number is not a whole number. Reload the question and answer again.")
+    return int(raw)
 
 
 @bp.post("/quiz/<bank_id>/<question_id>")
 @limiter.limit(lambda: current_app.config["RATE_LIMIT_SUBMIT"])
 def submit(bank_id: str, question_id: str):
     bank, item = banks().question(bank_id, question_id)
-    answered = progress.answers(bank)
-    item = progress.variant(bank, item)
-    if item.id not in answered:  # a double submit or a resubmit after "back" keeps the first answer
-        try:
-            answer = parse_form_answer(item, request.form.getlist("answer"))
-        except BadInput as error:
-            page = render_template("quiz/question.html", **_context(bank, item, answered), error=error.message)
-            return page, 400
-        progress.record(bank, item, answer)
-    return redirect(url_for(".answer", bank_id=bank.id, question_id=item.id), 303)
+    progress.check_open(bank)
+    attempt = _attempt_with(bank, item, start=True)
+    try_number = _try_number(request.form.get("try"))
+    to_answer = redirect(url_for(".answer", bank_id=bank.id, question_id=item.id), 303)
+    allowed = progress.tries_allowed(bank)
+    if try_number is not None and try_number > allowed:
+        raise BadInput(f"This question allows {allowed} {'tries' if allowed > 1 else 'try'}; try {try_number} "
+                       "was not stored.")
+    if attempt.closed(item):  # a double submit or a resubmit after "back" keeps the first answer
+        return to_answer
+    progress.check_time(attempt)  # before the answer is read: a late answer is refused whatever it says
+    try:
+        answer = parse_form_answer(attempt.variant(item), request.form.getlist("answer"))
+    except BadInput as error:
+        return _question_page(attempt, item, error=error.message, status=400)
+    try:
+        final = progress.submit(attempt, item, answer, try_number).final
+    except (progress.AlreadyTried, progress.NoTriesLeft):  # another tab stored this try first
+        final = progress.current(bank).closed(item)
+    return to_answer if final else redirect(url_for(".question", bank_id=bank.id, question_id=item.id), 303)
 
 
 @bp.get("/quiz/<bank_id>/<question_id>/answer")
 def answer(bank_id: str, question_id: str):
     bank, item = banks().question(bank_id, question_id)
-    answered = progress.answers(bank)
-    if item.id not in answered:
+    attempt = _attempt_with(bank, item, start=False)
+    if attempt is None or not attempt.closed(item):
         return redirect(url_for(".question", bank_id=bank.id, question_id=item.id), 303)
-    item = progress.variant(bank, item)
-    result = grade(item, answered[item.id])
+    context = _context(attempt, item)
+    if not attempt.reveals(item):  # deferred: the answer is stored, and everything waits for the review
+        return render_template("quiz/answer.html", **context, grade=None, visual=None, tries_used=None)
+    result = attempt.result(item)
+    if result is None:
+        raise QuestionChanged("This question was changed after you answered it, so your answer cannot be shown "
+                              "against it; it is kept for your instructor. Go on with the next question.")
     visual = None
-    if item.visual is not None:
-        visual = visual_view(item.visual.kind, item.visual.params, request.args.to_dict(flat=False), item.learn,
-                             answer=answered[item.id])
-    page = render_template("quiz/answer.html", **_context(bank, item, answered), grade=result, visual=visual)
+    concrete = context["question"]
+    if concrete.visual is not None:
+        visual = visual_view(concrete.visual.kind, concrete.visual.params, request.args.to_dict(flat=False),
+                             concrete.learn, concrete.type, answer=result.answer, key=result.correct_answer)
+    page = render_template("quiz/answer.html", **context, grade=result, visual=visual,
+                           tries_used=attempt.tries_used(item))
     if visual is None:
         return page
     return page, visual.status, {"Retry-After": str(visual.retry_after)} if visual.retry_after else {}
@@ -100,15 +171,44 @@ def answer(bank_id: str, question_id: str):
 @bp.get("/quiz/<bank_id>/summary")
 def summary(bank_id: str):
     bank = banks().get(bank_id)
-    results = progress.grades(bank)
-    total = sum(g.score for g in results.values())
-    questions = [progress.variant(bank, q) for q in bank.questions]
-    return render_template("quiz/summary.html", bank=bank, questions=questions, grades=results, total=total,
-                           max_score=len(bank.questions))
+    attempt = progress.current(bank)
+    if attempt is not None and not attempt.finished and progress.close_if_over(attempt):
+        attempt = progress.current(bank)  # as closed now: its results may be shown
+    listed = attempt.questions if attempt else bank.questions
+    results = attempt.results() if attempt else {}
+    revealed = attempt is None or bank.feedback != "deferred" or attempt.finished
+    closed = attempt.closed_ids() if attempt else set()
+    return render_template(
+        "quiz/summary.html", bank=bank, attempt=attempt, revealed=revealed, closed=closed,
+        questions=[attempt.variant(q) if attempt else progress.preview(q) for q in listed],
+        grades=results if revealed else {}, total=sum(g.score for g in results.values()), max_score=len(listed),
+        tags=progress.tag_scores(listed, results) if revealed else [],
+        tries_used={q.id: attempt.tries_used(q) for q in listed} if attempt else {},
+        missed=attempt.missed() if attempt and revealed else [])
 
 
 @bp.post("/quiz/<bank_id>/retake")
 def retake(bank_id: str):
     bank = banks().get(bank_id)
+    progress.check_open(bank)
+    progress.check_can_start(bank)  # refused before the current attempt is let go
     progress.reset(bank)
     return redirect(url_for(".question", bank_id=bank.id, question_id=bank.questions[0].id), 303)
+
+
+@bp.post("/quiz/<bank_id>/retake-missed")
+def retake_missed(bank_id: str):
+    """A new attempt with only the questions the reviewed attempt got wrong or partly right."""
+    bank = banks().get(bank_id)
+    attempt = progress.current(bank)
+    if attempt is None or request.form.get("attempt") != attempt.id:
+        raise BadInput("These results are not those of your current attempt at this quiz (another tab may have "
+                       "started a new one). Open the results page again, then choose the questions to retry.")
+    if bank.feedback == "deferred" and not attempt.finished:
+        raise BadInput("Which questions you missed is shown once you have answered every question; "
+                       "finish the quiz first.")
+    missed = attempt.missed()
+    if not missed:
+        raise BadInput("There is nothing to retry: every answered question of this attempt was right.")
+    fresh = progress.start(bank, display_name=attempt.row.display_name, questions=missed)
+    return redirect(url_for(".question", bank_id=bank.id, question_id=fresh.questions[0].id), 303)

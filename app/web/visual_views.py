@@ -5,13 +5,14 @@ computation, its image URLs, and a sentence when the student's control values co
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
 from flask import url_for
 from pydantic import ValidationError
 
 from ..visuals import Computed, VisualKind, VisualParams, get_kind
+from ..visuals.predictions import cells_text, number_text
 from ..visuals.service import (
     RenderGateFull,
     VisualInputError,
@@ -58,10 +59,25 @@ class VisualView:
     learn: str
     status: int = 200  # 400: the student's values could not be used; 429: too many plots; 503: too busy drawing
     retry_after: int | None = None  # with 429 and 503: the seconds after which asking again may work
+    typed: Mapping[str, str] = field(default_factory=dict)  # with 400: what the student typed, by control
+    invalid: Mapping[str, str] = field(default_factory=dict)  # with 400: what to fix, by control
+    note: str | None = None  # why the student's prediction is not drawn on their own values
 
     @property
     def values(self) -> dict[str, str]:
         return query_values(self.params)
+
+    def shown(self, name: str) -> str:
+        """A control's value on the page: what the student typed when it was refused, else the figure's."""
+        return self.typed.get(name, self.values.get(name, ""))
+
+    @property
+    def kept(self) -> dict[str, str]:
+        """The params the figure carries that no control shows (the student's prediction and choice), for the
+        live controls to send with the controls' values."""
+        names = (*self.kind.prediction_params, *filter(None, [self.kind.choice_param]))
+        controls = {control.name for control in self.kind.controls}  # head-split's choice is also a control
+        return {name: self.values[name] for name in names if name in self.values and name not in controls}
 
 
 def image_urls(kind: VisualKind, params: VisualParams, computed: Computed) -> Images:
@@ -86,36 +102,77 @@ def image_urls(kind: VisualKind, params: VisualParams, computed: Computed) -> Im
 
 
 def answer_text(answer) -> str:
-    """A student's answer as a visual's choice param: option ids, comma-separated."""
+    """A student's answer (or a key) as a visual param's value: option ids comma-separated, true/false, cells
+    as "row,col;row,col", or a number."""
     if isinstance(answer, bool):
         return "true" if answer else "false"
+    if isinstance(answer, (int, float)):
+        return number_text(answer)
+    if isinstance(answer, (list, tuple)) and all(isinstance(item, (list, tuple)) for item in answer):
+        return cells_text(answer)  # an empty list is no cells, and no options: "" either way
     if isinstance(answer, (list, tuple)):
         return ",".join(answer)
     return str(answer)
 
 
+CHOICE_TYPES = ("true_false", "single_choice", "multiple_choice")
+
+
+def with_answer(kind: VisualKind, params: VisualParams, question_type: str, answer, key=None) -> VisualParams:
+    """`params` with the student's answer to a `question_type` question in the param the kind takes it in: a cells
+    or numeric prediction (and the key, where the kind draws it), or a choice. An answer the kind cannot take
+    (a matrix, say) leaves `params`."""
+    values = {}
+    if question_type in kind.predictions:
+        prediction, key_param = kind.predictions[question_type]
+        values[prediction] = answer_text(answer)
+        if key_param is not None and key is not None:
+            values[key_param] = answer_text(key)
+    elif question_type in CHOICE_TYPES and kind.choice_param is not None:
+        values[kind.choice_param] = answer_text(answer)
+    if not values:
+        return params
+    try:
+        return kind.parse({**params.model_dump(), **values})
+    except ValidationError:  # banks are checked at load; another question's answer, say, is not drawn
+        return params
+
+
 def visual_view(kind_name: str, base: Mapping | None, args: Mapping[str, list[str]],
-                learn: str | None = None, answer=None) -> VisualView | None:
+                learn: str | None = None, question_type: str | None = None, answer=None,
+                key=None) -> VisualView | None:
     """Build the view; `args` (the page's query string) override controls only when `v` names this kind.
 
-    `answer`, the student's answer on an answer page, goes to the kind's choice param, so the visual
-    marks it; an answer the kind cannot take (another question's options) leaves the question's params.
+    `answer`, the student's answer to a `question_type` question on an answer page, goes to the kind's choice param, so the visual marks
+    it, or, for a cells or numeric question, is drawn as their prediction beside `key`, the question's answer
+    (VisualKind.predictions). An answer the kind cannot take leaves the question's params.
     """
     kind = get_kind(kind_name)
     if kind is None:
         return None
     base_params = kind.parse(dict(base or {}))  # banks are validated at load, so this holds
-    if answer is not None and kind.choice_param is not None:
-        try:
-            base_params = kind.parse({**base_params.model_dump(), kind.choice_param: answer_text(answer)})
-        except ValidationError:
-            pass
-    params, error, status, retry_after = base_params, None, 200, None
+    if answer is not None and question_type is not None:
+        base_params = with_answer(kind, base_params, question_type, answer, key)
+    params, error, status, retry_after, typed, invalid, note = base_params, None, 200, None, {}, {}, None
     if args.get("v") == [kind.name]:
+        # The prediction is about the question's grid (its words, its head): on other words it is not drawn.
+        prediction = {name: getattr(base_params, name) for name in kind.prediction_params}
+        cleared = {**base_params.model_dump(), **{name: "" for name in prediction}}
         try:
-            params = parse_query(kind, args, base_params.model_dump(), only_controls=True)
+            params = parse_query(kind, args, cleared, only_controls=True)
+            if all(getattr(params, name) == getattr(base_params, name) for name in kind.prediction_grid):
+                params = kind.parse({**params.model_dump(), **prediction})
+            elif any(prediction.values()):
+                names = [control.label.split(" (")[0].lower() for control in kind.controls
+                         if control.name in kind.prediction_grid]
+                grid = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+                note = (f"Your prediction is drawn on the question's own {grid}, not on these; "
+                        "Reset brings it back.")
         except VisualInputError as problem:
             error, status = f"{problem} The plot shows the question's own values instead.", 400
+            controls = {control.name for control in kind.controls}
+            typed = {name: values[0] for name, values in args.items() if name in controls and len(values) == 1}
+            invalid = {name: message for name, message in problem.fields.items() if name in controls}
     cache = visual_cache()
     computed = None
     if params is not base_params:
@@ -139,4 +196,7 @@ def visual_view(kind_name: str, base: Mapping | None, args: Mapping[str, list[st
         learn=learn or kind.learn,
         status=status,
         retry_after=retry_after,
+        typed=typed,
+        invalid=invalid,
+        note=note,
     )

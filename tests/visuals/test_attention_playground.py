@@ -189,3 +189,93 @@ def test_narrow_drops_the_weights_only_when_the_cells_are_too_small():
     assert len(number_collections(figure)) == 2
     params = KIND.parse({"sentence": LONG})
     assert "number" not in KIND.alt(params, KIND.compute(params)).lower()  # the alt never claims them
+
+
+# --- the model switch: the real pretrained model's heads in the same playground ----------------------------
+
+from app.engine.pretrained import load_model  # noqa: E402
+from app.visuals.model import drawable, head_characters  # noqa: E402
+
+REAL_SENTENCES = ["the cat sat on the mat", "The animal didn't cross the street, because it was tired!",
+                  "internationalization antidisestablishmentarianism cat", "Кошка sat on the mat", "cat"]
+TOY_VALUES = [{}, {"num_heads": 8, "d_model": 64, "temperature": 0.05, "causal": "on"},
+              {"num_heads": 3, "d_model": 16}]  # the last one the toy refuses (3 does not divide 16)
+
+
+def real_run(sentence: str):
+    return load_model().run(sentence)  # the engine itself, not the visuals' cache
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.sampled_from(REAL_SENTENCES), st.integers(1, 6), st.integers(1, 12), st.sampled_from(TOY_VALUES))
+def test_the_real_model_shows_the_engines_head_and_ignores_the_toy_knobs(sentence, layer, head, toy):
+    params = KIND.parse({"model": "real", "sentence": sentence, "layer": layer, "head": head, **toy})
+    result = KIND.compute(params)
+    reference = real_run(sentence)
+    assert result.tokens == tuple(reference.tokens)
+    np.testing.assert_allclose(result.weights, reference.attentions[layer - 1, head - 1: head], rtol=0, atol=1e-6)
+    alt, caption = KIND.alt(params, result), KIND.caption(params, result)
+    # The same words whatever the toy's knobs say: they do not apply, and the caption says so.
+    plain = KIND.parse({"model": "real", "sentence": sentence, "layer": layer, "head": head})
+    assert (alt, caption) == (KIND.alt(plain, KIND.compute(plain)), KIND.caption(plain, KIND.compute(plain)))
+    assert f"all-MiniLM-L6-v2, layer {layer} head {head}" in alt and "rows are queries and columns are keys" in alt
+    assert "Constructed" not in alt and "not a trained model" not in caption
+    assert "toy model only" in caption and "causal mask" in caption
+    characters = head_characters(reference.attentions)
+    for share in (characters.previous, characters.next, characters.cls, characters.sep):
+        assert f"{float(share[layer - 1, head - 1]):.2f}" in alt
+    assert f"row entropy {float(characters.entropy[layer - 1, head - 1]):.2f} nats" in alt
+    weights = reference.attentions[layer - 1, head - 1]
+    for query in range(len(reference.tokens)):  # where each token attends most, with its weight
+        key = int(np.argmax(weights[query]))
+        assert f"'{reference.tokens[query]}'({query}) → " in alt and f"'{reference.tokens[key]}'({key})" in alt
+    title = result.head_titles[0]
+    assert title.startswith(f"layer {layer} head {head}")
+
+
+def test_the_toy_ignores_the_real_models_layer_and_head_and_says_so():
+    toy = KIND.parse({})
+    words = KIND.alt(toy, KIND.compute(toy)), KIND.caption(toy, KIND.compute(toy))
+    other = KIND.parse({"layer": 6, "head": 12})
+    assert (KIND.alt(other, KIND.compute(other)), KIND.caption(other, KIND.compute(other))) == words
+    np.testing.assert_array_equal(KIND.compute(other).weights, KIND.compute(toy).weights)
+    assert "real model only" in words[1] and "not a trained model" in words[1]
+
+
+def test_each_model_checks_only_its_own_rules():
+    assert check_visual("attention-playground", {"model": "real", "num_heads": 3, "d_model": 16}) == []
+    assert check_visual("attention-playground", {"num_heads": 3, "d_model": 16})  # the toy refuses it
+    for values, words in [({"model": "real", "sentence": "a\x00b"}, "control character U+0000"),
+                          ({"model": "real", "sentence": "a " + "!" * 70}, "tokens long after WordPiece"),
+                          ({"model": "mixed"}, "model"), ({"model": "real", "head": 13}, "head"),
+                          ({"model": "real", "layer": 0}, "layer")]:
+        problems = check_visual("attention-playground", values)
+        assert len(problems) == 1 and words in problems[0][1], (values, problems)
+    assert check_visual("attention-playground", {"sentence": "a " + "!" * 70}) == []  # one word for the toy
+
+
+@pytest.mark.parametrize("sentence", REAL_SENTENCES)
+@pytest.mark.parametrize("layout", ["wide", "narrow"])
+def test_the_real_head_is_drawn_from_its_weights_legibly_in_both_layouts(sentence, layout):
+    params = KIND.parse({"model": "real", "sentence": sentence, "layer": 2, "head": 9})
+    result = KIND.compute(params)
+    figure = KIND.draw(params, result, KIND.figure_inches(params, layout, result))
+    figure.canvas.draw()
+    (ax,) = heatmap_axes(figure)
+    labels = [drawable(token) for token in real_run(sentence).tokens]
+    assert tick_texts(ax.get_yticklabels()) == labels and tick_texts(ax.get_xticklabels()) == labels
+    assert ax.get_ylabel() == "query" and ax.get_xlabel() == "key"
+    np.testing.assert_array_equal(np.asarray(ax.images[0].get_array()), result.weights[0])
+    assert ax.images[0].get_clim() == (0.0, 1.0)
+    assert ax.get_title(loc="left" if layout == "narrow" else "center") == result.head_titles[0]
+    assert_legible_and_apart(figure)
+    image = KIND.render(params, layout=layout).image
+    size = KIND.size(params, layout)
+    assert (int.from_bytes(image[16:20], "big"), int.from_bytes(image[20:24], "big")) == size
+
+
+def test_the_real_heads_non_latin_tokens_are_code_points_where_the_font_has_no_glyph():
+    params = KIND.parse({"model": "real", "sentence": "猫が座った"})
+    result = KIND.compute(params)
+    assert "U+304C" in "".join(result.labels) or "U+304B" in "".join(result.labels)
+    assert "has no glyph" in KIND.alt(params, result) and "has no glyph" in KIND.caption(params, result)

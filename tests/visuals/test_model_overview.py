@@ -81,24 +81,34 @@ def test_every_head_is_drawn_from_its_weights_with_its_mark(sentence, layout):
     result = KIND.compute(params)
     figure = KIND.draw(params, result, KIND.figure_inches(params, layout, result))
     (ax,) = figure.axes
-    maps = {image.get_gid(): image for image in ax.images}
-    assert len(maps) == NUM_LAYERS * NUM_HEADS
+    (mesh,) = [c for c in ax.collections if c.get_gid() == "maps"]  # the 72 maps, one mesh (the gaps masked)
+    values, corners = mesh.get_array(), mesh.get_coordinates()  # (cells down, across); (.. + 1, .. + 1, 2) inches
+    attentions = run(sentence).attentions
+    n = attentions.shape[-1]
+    rows, columns = (NUM_LAYERS, NUM_HEADS) if layout == "wide" else (NUM_HEADS, NUM_LAYERS)
+    assert values.shape == (rows * (n + 1) - 1, columns * (n + 1) - 1)
+    assert int(np.ma.count(values)) == NUM_LAYERS * NUM_HEADS * n * n  # nothing drawn between the maps
+    assert mesh.get_clim() == (0.0, 1.0)
+    extents = {}  # (layer, head) -> (left, right, top, bottom) in inches from the top-left corner
+    for row in range(rows):
+        for column in range(columns):
+            layer, head = (row, column) if layout == "wide" else (column, row)
+            down, across = slice(row * (n + 1), row * (n + 1) + n), slice(column * (n + 1), column * (n + 1) + n)
+            assert np.array_equal(values[down, across].filled(-1), attentions[layer, head])  # rows queries
+            (left, top), (right, bottom) = corners[down.start, across.start], corners[down.stop, across.stop]
+            extents[layer, head] = (left, right, top, bottom)
     (collection,) = [c for c in ax.collections if hasattr(c, "cell_texts")]
     marks = {}  # the mark drawn centred above each map
     for (x, y), text in zip(collection.get_offsets(), collection.cell_texts):
-        (gid,) = [gid for gid, image in maps.items() if image.get_extent()[0] < x < image.get_extent()[1]
-                  and 0 < image.get_extent()[3] - y < 0.2]
-        marks[gid.replace("map", "mark")] = text
-    table, attentions = naive_table(sentence), run(sentence).attentions
+        (where,) = [key for key, (left, right, top, _) in extents.items() if left < x < right and 0 < top - y < 0.2]
+        marks[where] = text
+    table = naive_table(sentence)
     for layer in range(NUM_LAYERS):
         for head in range(NUM_HEADS):
-            image = maps[f"map-{layer}-{head}"]
-            assert np.array_equal(image.get_array(), attentions[layer, head])
-            assert image.get_clim() == (0.0, 1.0)
-            assert marks.get(f"mark-{layer}-{head}", "") == expected_mark(table[layer, head], layout == "wide")
+            assert marks.get((layer, head), "") == expected_mark(table[layer, head], layout == "wide")
     # Layers down and heads across (a phone: heads down): layer 2 head 1 sits below (right of) layer 1 head 1.
-    first, second = maps["map-0-0"].get_extent(), maps["map-1-0"].get_extent()
-    assert (second[3] > first[3]) == (layout == "wide") and (second[0] > first[0]) == (layout == "narrow")
+    first, second = extents[0, 0], extents[1, 0]
+    assert (second[2] > first[2]) == (layout == "wide") and (second[0] > first[0]) == (layout == "narrow")
     texts = list(ax.texts) + list(figure.texts)
     assert min(t.get_fontsize() for t in texts if t.get_text()) >= 8
 

@@ -1,9 +1,10 @@
-"""The "attention-playground" visual on the /learn page: a constructed multi-head model with every knob
-exposed (sentence, heads, width, temperature, an optional causal mask), drawn one heatmap per head."""
+"""The "attention-playground" visual on the /learn page, one heatmap per head: the constructed toy model with every
+knob (heads, width, temperature, a causal mask), or, switched to the real model, a head of all-MiniLM-L6-v2."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Literal
 
 import numpy as np
 from pydantic import Field, model_validator
@@ -13,31 +14,48 @@ from app.engine import causal_mask
 from .. import register
 from ..base import (NARROW_WIDTH, WIDTH, Control, OnOff, Sentence, VisualKind, VisualParams, estimated_width,
                     line_height)
+from ..model import (CHARACTER_WORDS, CHARACTERS, FOCUSED_BELOW, NUM_HEADS, NUM_LAYERS, HeadCharacters, characters,
+                     drawable, fits_the_model, font_sentence, run)
 from ..toy import HEAD_ROLES, MAX_TOKENS, constructed_multi_head, embed, lookup, tokenize, unknown_words
 from ..words import format_temperature
+from .model_heads import CAPTION as REAL_CAPTION
+from .model_heads import MODEL as REAL_MODEL
+from .model_heads import character_sentence, strongest_keys
 from .multi_head import (TEMPERATURE_CONTROL, TEMPERATURE_MAX, TEMPERATURE_MIN, check_heads_divide, unknown_caption,
                          unknown_sentence)
 
 NUM_HEADS_MIN, NUM_HEADS_MAX = 1, 8
 D_MODEL_MIN, D_MODEL_MAX = 2, 64
 MODEL_SEED = 0  # the random heads' weights; fixed so every page shows the same model
+REAL_CELL, REAL_SIDE_MAX = 0.3, 6.0  # the real head's wide heatmap: cells with room for "0.17", at most 6 inches
 
 
 class AttentionPlaygroundParams(VisualParams):
+    model: Literal["toy", "real"] = "toy"
     sentence: Sentence = "the cat sat on the mat"
+    # The toy model's knobs. The real model's sizes are fixed by its training, and it reads both ways (no mask).
     num_heads: int = Field(default=2, ge=NUM_HEADS_MIN, le=NUM_HEADS_MAX)
     d_model: int = Field(default=16, ge=D_MODEL_MIN, le=D_MODEL_MAX)
     temperature: float = Field(default=1.0, ge=TEMPERATURE_MIN, le=TEMPERATURE_MAX, allow_inf_nan=False)
     causal: OnOff = "off"
+    # The real model's: which of its 72 heads (layer 1 head 3 is its previous-token head).
+    layer: int = Field(default=1, ge=1, le=NUM_LAYERS)
+    head: int = Field(default=3, ge=1, le=NUM_HEADS)
 
     @model_validator(mode="after")
-    def _heads_divide_width(self):
-        check_heads_divide(self.num_heads, self.d_model, NUM_HEADS_MIN, NUM_HEADS_MAX)
+    def _fits_the_model(self):
+        # Only the chosen model's rules: a control that does not apply to it never refuses its figure.
+        if self.model == "toy":
+            check_heads_divide(self.num_heads, self.d_model, NUM_HEADS_MIN, NUM_HEADS_MAX)
+        else:
+            fits_the_model(self.sentence)  # at most 64 WordPiece tokens, of text the tokenizer can read
         return self
 
 
 @dataclass(frozen=True)
 class MultiHeadResult:
+    """The toy model's heads."""
+
     tokens: tuple[str, ...]
     weights: np.ndarray  # (h, N, N) per-head attention weights
     temperature: float
@@ -46,9 +64,37 @@ class MultiHeadResult:
     unknown: tuple[str, ...]
 
     @property
+    def labels(self) -> tuple[str, ...]:  # the tokens as the figure writes them
+        return self.tokens
+
+    @property
     def head_titles(self) -> tuple[str, ...]:  # HEAD_ROLES: the constructed heads' "noun" and "verb"
         return tuple(f"head {head + 1}: {HEAD_ROLES[head]}s↔{HEAD_ROLES[head]}s" if head in HEAD_ROLES
                      else f"head {head + 1} (random)" for head in range(len(self.weights)))
+
+
+@dataclass(frozen=True)
+class RealHeadResult:
+    """One head of the real model on the sentence, drawn like a toy head (no mask)."""
+
+    tokens: tuple[str, ...]  # WordPiece tokens, [CLS] first and [SEP] last
+    layer: int  # 0-based
+    head: int  # 0-based
+    weights: np.ndarray  # (1, N, N) rows queries, columns keys
+    characters: HeadCharacters  # of the whole model, (L, H) each
+    mask = None
+
+    @property
+    def labels(self) -> tuple[str, ...]:  # characters the font lacks as their code point
+        return tuple(drawable(token) for token in self.tokens)
+
+    @property
+    def head_titles(self) -> tuple[str]:
+        title = f"layer {self.layer + 1} head {self.head + 1}"
+        label = self.characters.label(self.layer, self.head)
+        if label in CHARACTERS:
+            title += f": {float(self.characters.share(label)[self.layer, self.head]):.2f} on {CHARACTER_WORDS[label]}"
+        return (title + (": broad" if label == "broad" else ""),)
 
 
 def _strongest(result: MultiHeadResult, head: int) -> str:
@@ -92,6 +138,14 @@ CAUSAL_CAPTION = (
     "1..i: the hatched cells are masked and get weight exactly 0, and each row's remaining weights still sum to 1."
 )
 
+TOY_CAPTION_END = " The layer and head controls choose a head of the real model only: switch the model to real."
+REAL_CAPTION_END = (
+    " The number of heads, d_model, the temperature and the causal mask set the toy model only: this model's sizes "
+    "are fixed by its training (6 layers × 12 heads, 384 features, 32 per head), and every token reads the whole "
+    "sentence, both ways."
+)
+TOY_ONLY, REAL_ONLY = "toy model only", "real model only"
+
 # The phone layout, in inches: one column of heads, each with its own labels, one scale bar below.
 FONT, TITLE = 8.0, 9.0  # 8 pt ≈ 11 CSS px in the 340 px image, shown at about its own size
 EDGE, TICK, LABEL_PAD, TITLE_PAD = 0.05, 7 / 72, 4 / 72, 6 / 72  # as app.plots.figure's
@@ -130,32 +184,51 @@ def column_plan(tokens, num_heads: int) -> ColumnPlan:
     return ColumnPlan(left, len(tokens) * cell, pitch, numbered, upright, round(EDGE + num_heads * pitch + bar_room, 2))
 
 
+def labels_of(params: AttentionPlaygroundParams) -> tuple[str, ...]:
+    """The tokens as the figure will write them, before computing (the real model's run is cached)."""
+    if params.model == "real":
+        return tuple(drawable(token) for token in run(params.sentence).tokens)
+    return tuple(tokenize(params.sentence, MAX_TOKENS))
+
+
 @register
 class AttentionPlaygroundKind(VisualKind):
-    """Wide: the heads on a grid, one row up to 3 heads, then two rows. Narrow (phone): one column of heads."""
+    """Wide: the heads on a grid, one row up to 3 heads, then two rows. Narrow (phone): one column of heads.
+    The real model: its one chosen head, a heatmap sized to the tokens."""
 
     name = "attention-playground"
     title = "Attention playground"
     Params = AttentionPlaygroundParams
     controls = (
+        Control("model", "Model", "choice", choices=(("toy", "toy, hand-set"), ("real", "real, MiniLM-L6"))),
         Control("sentence", f"Sentence (up to {MAX_TOKENS} words)", "text", max_length=80),
-        Control("num_heads", "Number of heads (must divide d_model)", "int",
+        Control("num_heads", f"Number of heads ({TOY_ONLY}; must divide d_model)", "int",
                 min=NUM_HEADS_MIN, max=NUM_HEADS_MAX, step=1),
-        Control("d_model", "Model width d_model", "int", min=D_MODEL_MIN, max=D_MODEL_MAX, step=1),
-        TEMPERATURE_CONTROL,
-        Control("causal", "Causal mask (a query sees only itself and earlier tokens)", "choice",
+        Control("d_model", f"Model width d_model ({TOY_ONLY})", "int", min=D_MODEL_MIN, max=D_MODEL_MAX, step=1),
+        replace(TEMPERATURE_CONTROL, label=f"{TEMPERATURE_CONTROL.label} ({TOY_ONLY})"),
+        Control("causal", f"Causal mask ({TOY_ONLY}: a query sees only itself and earlier tokens)", "choice",
                 choices=(("off", "off"), ("on", "on"))),
+        Control("layer", f"Layer ({REAL_ONLY}, 1 to {NUM_LAYERS})", "int", min=1, max=NUM_LAYERS, step=1),
+        Control("head", f"Head ({REAL_ONLY}, 1 to {NUM_HEADS})", "int", min=1, max=NUM_HEADS, step=1),
     )
     learn = "/learn/attention#playground"
     narrow_inches = (NARROW_WIDTH, 9.0)  # nominal: figure_inches sizes the column to the heads and words
 
     def figure_inches(self, params, layout: str = "wide", result=None) -> tuple[float, float]:
+        labels = result.labels if result is not None else labels_of(params)
+        heads = 1 if params.model == "real" else params.num_heads
         if layout == "narrow":
-            tokens = result.tokens if result is not None else tokenize(params.sentence, MAX_TOKENS)
-            return NARROW_WIDTH, column_plan(tokens, params.num_heads).height
-        return WIDTH, 3.9 if params.num_heads <= 3 else 6.0
+            return NARROW_WIDTH, column_plan(labels, heads).height
+        if params.model == "real":  # room for the labels and title (as the toy's), and a square of cells
+            return WIDTH, round(1.6 + min(len(labels) * REAL_CELL, REAL_SIDE_MAX), 2)
+        return WIDTH, 3.9 if heads <= 3 else 6.0
 
-    def compute(self, params: AttentionPlaygroundParams) -> MultiHeadResult:
+    def compute(self, params: AttentionPlaygroundParams) -> MultiHeadResult | RealHeadResult:
+        if params.model == "real":
+            model_run = run(params.sentence)
+            layer, head = params.layer - 1, params.head - 1
+            return RealHeadResult(tuple(model_run.tokens), layer, head, model_run.attentions[layer, head: head + 1],
+                                  characters(params.sentence))
         tokens = tokenize(params.sentence, MAX_TOKENS)
         x = embed(tokens, params.d_model)  # (N, d_model)
         model = constructed_multi_head(params.d_model, params.num_heads, seed=MODEL_SEED)
@@ -164,7 +237,14 @@ class AttentionPlaygroundKind(VisualKind):
         return MultiHeadResult(tuple(tokens), weights, params.temperature, params.d_model, mask,
                                tuple(unknown_words(tokens)))
 
-    def alt(self, params: AttentionPlaygroundParams, result: MultiHeadResult) -> str:
+    def alt(self, params: AttentionPlaygroundParams, result) -> str:
+        if isinstance(result, RealHeadResult):
+            layer, head = result.layer, result.head
+            return (f"Trained self-attention of {REAL_MODEL}, layer {layer + 1} head {head + 1}, over "
+                    f"'{' '.join(result.tokens)}' ({len(result.tokens)} tokens after WordPiece): one heatmap, rows are "
+                    "queries and columns are keys, weights from 0 to 1. This head puts "
+                    f"{character_sentence(result.characters, layer, head)}. Where each token attends most: "
+                    f"{'; '.join(strongest_keys(result.tokens, result.weights[0]))}." + font_sentence(result.tokens))
         parts = [(
             f"Constructed {len(result.weights)}-head self-attention over '{' '.join(result.tokens)}' (d_model "
             f"{result.d_model}, temperature {format_temperature(result.temperature)}): one heatmap per head, rows "
@@ -178,12 +258,15 @@ class AttentionPlaygroundKind(VisualKind):
                          "diagonal are masked and have weight exactly 0.")
         return " ".join(parts + ([unknown_sentence(result.unknown)] if result.unknown else []))
 
-    def caption(self, params: AttentionPlaygroundParams, result: MultiHeadResult) -> str:
-        return CAPTION + (CAUSAL_CAPTION if params.causal == "on" else "") + unknown_caption(result.unknown)
+    def caption(self, params: AttentionPlaygroundParams, result) -> str:
+        if isinstance(result, RealHeadResult):
+            return (REAL_CAPTION.format(model=REAL_MODEL, focused=FOCUSED_BELOW) + REAL_CAPTION_END
+                    + font_sentence(result.tokens))
+        return (CAPTION + (CAUSAL_CAPTION if params.causal == "on" else "") + unknown_caption(result.unknown)
+                + TOY_CAPTION_END)
 
-    def draw(self, params: AttentionPlaygroundParams, result: MultiHeadResult, inches):
+    def draw(self, params: AttentionPlaygroundParams, result, inches):
         from app.plots.multi_head import draw_heads
 
-        return draw_heads(result, inches, column_plan(result.tokens, len(result.weights))
+        return draw_heads(result, inches, column_plan(result.labels, len(result.weights))
                           if inches[0] == NARROW_WIDTH else None)
-

@@ -7,13 +7,13 @@ from dataclasses import dataclass
 from typing import Annotated, Literal
 
 import numpy as np
-from pydantic import BeforeValidator, Field
+from pydantic import BeforeValidator, Field, model_validator
 
 from .. import register
 from ..base import NARROW_WIDTH, WIDTH, Control, VisualKind, VisualParams, line_height
 from ..model import (CHARACTER_WORDS, CHARACTERS, DEFAULT_SENTENCE, FOCUSED_BELOW, MAX_TOKENS, NUM_HEADS, NUM_LAYERS,
-                     SENTENCE_MAX_LENGTH, HeadCharacters, ModelSentence, font_sentence, head_characters, run,
-                     top_keys)
+                     SENTENCE_MAX_LENGTH, HeadCharacters, ModelSentence, font_sentence, head_characters, run, top_keys)
+from ..predictions import Cells, CellsParam, cells_comparison, cells_of, check_in_grid
 
 HEADS = tuple(str(head) for head in range(1, NUM_HEADS + 1)) + ("all",)
 FONT = 8.0  # token labels: 8 pt ≈ 11 CSS px in the phone's image, shown at about its own size
@@ -49,6 +49,20 @@ class ModelHeadsParams(VisualParams):
     layer: int = Field(default=1, ge=1, le=NUM_LAYERS)
     # A bank may write `head: 3` or "{{ head }}" (a number); the controls send "3" or "all".
     head: Annotated[Literal[HEADS], BeforeValidator(lambda v: str(v) if type(v) is int else v)] = "3"
+    # Predict, then reveal: a cells question's predicted and right (query, key) pairs of the one head drawn,
+    # positions counted from [CLS] = 0.
+    predicted_cells: CellsParam = ""
+    answer_cells: CellsParam = ""
+
+    @model_validator(mode="after")
+    def _cells_of_one_head(self):
+        if self.predicted_cells or self.answer_cells:
+            if self.head == "all":
+                raise ValueError("a prediction is drawn on one head: choose a head from 1 to 12, not all")
+            n = len(run(self.sentence).tokens)
+            for name in ("predicted_cells", "answer_cells"):
+                check_in_grid(name, getattr(self, name), n, n, "query tokens", "key tokens")
+        return self
 
 
 @dataclass(frozen=True)
@@ -58,6 +72,33 @@ class ModelHeadsResult:
     heads: tuple[int, ...]  # 0-based: the one head drawn, or all of the layer's
     weights: np.ndarray  # (len(heads), N, N) rows queries, columns keys
     characters: HeadCharacters  # of the whole model, (L, H) each
+    predicted: Cells = ()  # the student's (query, key) pairs
+    answer: Cells | None = None  # the key's pairs; None when not given
+
+    @property
+    def shows_prediction(self) -> bool:
+        return bool(self.predicted) or self.answer is not None
+
+
+PREDICTION_LEGEND = ("your prediction", "the answer")
+
+
+def legend_lines(width: float) -> int:
+    """The prediction legend's lines: its two entries side by side in the wide figure, stacked on a phone."""
+    return 2 if width == NARROW_WIDTH else 1
+
+
+def legend_height(width: float) -> float:
+    return legend_lines(width) * 1.5 * line_height(FONT) + 0.12
+
+
+def prediction_words(result: ModelHeadsResult) -> str:
+    """The predicted pairs against the answer's in words, with the engine's weights; "" without a prediction."""
+    if not result.shows_prediction:
+        return ""
+    return cells_comparison([token_name(result.tokens, i) for i in range(len(result.tokens))],
+                            lambda key: token_name(result.tokens, key), result.weights[0], result.predicted,
+                            result.answer, top_keys, "the links (your pairs dashed, the answer's solid)")
 
 
 def token_name(tokens, index: int) -> str:
@@ -108,20 +149,26 @@ class ModelHeadsKind(VisualKind):
                                                         for head in HEADS)),
     )
     learn = "/learn/attention#real-model"
+    predictions = {"cells": ("predicted_cells", "answer_cells")}
+    prediction_grid = ("sentence", "layer", "head")
     inches = (WIDTH, 4.0)
     narrow_inches = (NARROW_WIDTH, 4.0)  # nominal: figure_inches sizes the figure to the tokens
 
     def figure_inches(self, params: ModelHeadsParams, layout: str = "wide", result=None) -> tuple[float, float]:
         n = len(result.tokens) if result is not None else len(run(params.sentence).tokens)
         width = NARROW_WIDTH if layout == "narrow" else WIDTH
-        return width, links_height(n) if params.head != "all" else grid_height(width, n)
+        if params.head == "all":
+            return width, grid_height(width, n)
+        shows_prediction = bool(params.predicted_cells or params.answer_cells)
+        return width, round(links_height(n) + (legend_height(width) if shows_prediction else 0.0), 2)
 
     def compute(self, params: ModelHeadsParams) -> ModelHeadsResult:
         model_run = run(params.sentence)
         layer = params.layer - 1
         heads = tuple(range(NUM_HEADS)) if params.head == "all" else (int(params.head) - 1,)
         return ModelHeadsResult(tuple(model_run.tokens), layer, heads, model_run.attentions[layer, list(heads)],
-                                head_characters(model_run.attentions))
+                                head_characters(model_run.attentions), cells_of(params.predicted_cells),
+                                cells_of(params.answer_cells) if params.answer_cells else None)
 
     def alt(self, params: ModelHeadsParams, result: ModelHeadsResult) -> str:
         n, layer = len(result.tokens), result.layer
@@ -140,10 +187,14 @@ class ModelHeadsKind(VisualKind):
             text = (f"Attention of {MODEL}, layer {layer + 1}, all {NUM_HEADS} heads, on '{sentence}' ({n} tokens): "
                     "one heatmap per head, rows are queries and columns are keys, weights from 0 to 1. "
                     + ". ".join(summaries) + ". Where each token attends most, " + ". ".join(rows) + ".")
+        if result.shows_prediction:  # first: the comparison is what the student came to the figure for
+            text = f"{prediction_words(result)} {text}"
         return text + font_sentence(result.tokens)
 
     def caption(self, params: ModelHeadsParams, result: ModelHeadsResult) -> str:
         text = CAPTION.format(model=MODEL, focused=FOCUSED_BELOW)
+        if result.shows_prediction:
+            text = f"{prediction_words(result)} {text}"
         if len(result.heads) > 1:
             text += (" Choose one head to follow it token by token; the figure's description lists where each "
                      "token attends most in every head.")

@@ -11,7 +11,7 @@ from .. import register
 from ..base import NARROW_WIDTH, WIDTH, Control, VisualKind, VisualParams, line_height
 from ..model import (CHARACTER_LETTERS, CHARACTER_WORDS, CHARACTERS, DEFAULT_SENTENCE, FOCUSED_BELOW, MAX_TOKENS,
                      NUM_HEADS, NUM_LAYERS, SENTENCE_MAX_LENGTH, SHARE_MARK, HeadCharacters, ModelSentence,
-                     font_sentence, head_characters, head_name, run, top_heads)
+                     characters, font_sentence, head_name, run, top_heads)
 from .model_heads import CAPTION as HEADS_CAPTION
 from .model_heads import EDGE, FONT, MODEL, TITLE
 
@@ -76,7 +76,7 @@ class ModelOverviewKind(VisualKind):
 
     def compute(self, params: ModelOverviewParams) -> ModelOverviewResult:
         model_run = run(params.sentence)
-        return ModelOverviewResult(tuple(model_run.tokens), model_run.attentions, head_characters(model_run.attentions))
+        return ModelOverviewResult(tuple(model_run.tokens), model_run.attentions, characters(params.sentence))
 
     def alt(self, params: ModelOverviewParams, result: ModelOverviewResult) -> str:
         characters = result.characters

@@ -11,15 +11,17 @@ from collections import namedtuple
 from dataclasses import dataclass, replace
 
 import numpy as np
-from pydantic import Field, ValidationInfo, field_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from app.engine import hard_attention
+
 # scaled_dot_product_attention's one path: the public function returns only the output and the weights,
 # and the figure's first panel shows the engine's scores.
 from app.engine.attention import attend
 
 from .. import register
-from ..base import NARROW_WIDTH, WIDTH, Control, VisualKind, VisualParams, estimated_width, option_choice
+from ..base import NARROW_WIDTH, WIDTH, Control, VisualKind, VisualParams, estimated_width, line_height, option_choice
+from ..predictions import Cells, CellsParam, NumberParam, cells_comparison, cells_of, check_in_grid
 from ..toy import FEATURE_COUNT, FEATURE_INDEX, embed, tokenize, unknown_words
 from ..words import format_temperature, quoted_list
 
@@ -55,12 +57,30 @@ class SoftLookupParams(VisualParams):
     keys: str = Field(default="cat dog car tree sky", min_length=1, max_length=80)
     temperature: float = Field(default=1.0, ge=TEMPERATURE_MIN, le=TEMPERATURE_MAX, allow_inf_nan=False)
     choice: option_choice(("true", "false")) = ""  # the student's answer to "attention is a soft lookup"
+    # Predict, then reveal, on panel 3 (rows queries, columns keys): a cells question's predicted and right
+    # cells, or a numeric question's predicted weight for the one cell `weight_cell`.
+    predicted_cells: CellsParam = ""
+    answer_cells: CellsParam = ""
+    predicted_weight: NumberParam = ""
+    weight_cell: CellsParam = ""
 
     @field_validator("queries", "keys")
     @classmethod
     def _word_count(cls, text: str, info: ValidationInfo) -> str:
         words(text, info.field_name)
         return text
+
+    @model_validator(mode="after")
+    def _cells_in_the_grid(self):
+        rows, cols = len(words(self.queries, "queries")), len(words(self.keys, "keys"))
+        for name in ("predicted_cells", "answer_cells", "weight_cell"):
+            check_in_grid(name, getattr(self, name), rows, cols)
+        if len(cells_of(self.weight_cell)) > 1:
+            raise ValueError("weight_cell names one cell, row,col")
+        if self.predicted_weight and not self.weight_cell:
+            raise ValueError("predicted_weight needs weight_cell: the cell row,col of panel 3 (the soft weights, "
+                             "rows queries, columns keys, from 0) whose weight the question asks for")
+        return self
 
 
 @dataclass(frozen=True)
@@ -76,6 +96,14 @@ class SoftLookupResult:
     soft_output: np.ndarray  # (Nq, l) soft_weights @ values
     hard_output: np.ndarray  # (Nq, l) hard_weights @ values
     unknown: tuple[str, ...]  # words given hashed features
+    predicted: Cells = ()  # the student's cells of panel 3
+    answer: Cells | None = None  # the key's cells; None when not given
+    predicted_weight: float | None = None  # a numeric question's prediction for weight_cell
+    weight_cell: tuple[int, int] | None = None
+
+    @property
+    def shows_prediction(self) -> bool:
+        return bool(self.predicted) or self.answer is not None or self.predicted_weight is not None
 
 
 # --- the numbers as shown ---------------------------------------------------------------------------
@@ -161,6 +189,50 @@ def query_words(result: SoftLookupResult, row: int) -> tuple[str, str]:
     ]), ties
 
 
+# --- the student's prediction on panel 3 ------------------------------------------------------------
+
+
+def strongest_keys(row: np.ndarray) -> list[int]:
+    """The keys of a row of soft weights with its largest weight: exactly equal scores tie."""
+    return [int(k) for k in np.flatnonzero(row == row.max())]
+
+
+def weight_text(value: float) -> str:
+    return f"{value:g}"
+
+
+def prediction_words(result: SoftLookupResult) -> str:
+    """The prediction against the answer (or the engine's weight) in words, "" when there is no prediction."""
+    if result.predicted_weight is not None:
+        row, col = result.weight_cell
+        predicted, weight = result.predicted_weight, float(result.soft_weights[row, col])
+        text = (f"In panel 3, you predicted {weight_text(predicted)} for the weight of query "
+                f"'{result.query_tokens[row]}' on key '{result.key_tokens[col]}' (outlined with dashes and a solid "
+                f"line); the engine's weight there is {format_weight(weight)}")
+        if f"{predicted:.2f}" == format_weight(weight):
+            text += ", which your prediction matches to the 2 decimals shown"
+        else:
+            direction = "higher" if weight > predicted else "lower"
+            text += f", {abs(weight - predicted):.2g} {direction} than your prediction"
+        if not 0 <= predicted <= 1:
+            text += " (a softmax weight lies between 0 and 1)"
+        return text + "."
+    if not result.shows_prediction:
+        return ""
+    return cells_comparison([f"'{word}'" for word in result.query_tokens], lambda col: f"'{result.key_tokens[col]}'",
+                            result.soft_weights, result.predicted, result.answer, strongest_keys,
+                            "panel 3 (your cells outlined with dashes, the answer's with a solid line)")
+
+
+def legend_entries(result: SoftLookupResult) -> tuple[str, str]:
+    """The legend's labels for the dashed outline and the solid inner one."""
+    if result.predicted_weight is not None:
+        row, col = result.weight_cell
+        return (f"your prediction: {weight_text(result.predicted_weight)}",
+                f"the engine's weight: {format_weight(result.soft_weights[row, col])}")
+    return "your prediction", "the answer"
+
+
 # --- layout: panels packed into rows, cells sized to their widest number ------------------------------
 
 # Cell numbers and tick labels: 8 pt = 11 px in the narrow image, which a phone shows at about its own
@@ -209,8 +281,9 @@ class Placement:
         return cell, self.left + max((self.stop - self.start) * cell, self.title_width)
 
 
-# size: (width, height) in inches; points: the cell numbers' and tick labels' size; note: the hashed-words footnote
-Layout = namedtuple("Layout", "size points placements note")
+# size: (width, height) in inches; points: the cell numbers' and tick labels' size; note: the hashed-words footnote;
+# legend: the prediction legend's lines (0: none), in a band at the top
+Layout = namedtuple("Layout", "size points placements note legend")
 
 
 def plan_layout(result: SoftLookupResult, width: float) -> Layout:
@@ -225,6 +298,10 @@ def plan_layout(result: SoftLookupResult, width: float) -> Layout:
               "key": tuple(word_label(w, result.unknown) for w in result.key_tokens),
               "value feature": VALUE_FEATURES}
     usable = width - 2 * EDGE
+    # The prediction's legend: its two entries side by side when they fit, else one above the other.
+    legend = 0
+    if result.shows_prediction:
+        legend = 1 if estimated_width(["  ".join(legend_entries(result))], points) + 1.6 <= usable else 2
 
     rows: list[list[Placement]] = []  # each figure row's axes, not yet placed
     for group in GROUPS:
@@ -252,7 +329,7 @@ def plan_layout(result: SoftLookupResult, width: float) -> Layout:
                 used += need + GAP
 
     placements: list[Placement] = []  # rects' second number: the axes' top, from the figure's top, until the end
-    top = EDGE  # the current row's top, from the figure's top
+    top = EDGE + legend_height(legend, points)  # the current row's top, from the figure's top
     for row in rows:
         factor = 1.0
         while factor < 3 and sum(c.room(factor + 0.02)[1] for c in row) + GAP * (len(row) - 1) <= usable:
@@ -275,7 +352,12 @@ def plan_layout(result: SoftLookupResult, width: float) -> Layout:
             note = note.replace(" in [0, 1),", "\nin [0, 1),")
     total = math.ceil((top - ROW_GAP + EDGE + (NOTE_HEIGHT if note else 0)) * 100) / 100  # whole pixels at 100 dpi
     return Layout((width, total), points, tuple(replace(p, rect=(x, total - y - h, w, h))
-                                                for p in placements for x, y, w, h in [p.rect]), note)
+                                                for p in placements for x, y, w, h in [p.rect]), note, legend)
+
+
+def legend_height(lines: int, points: float) -> float:
+    """The prediction legend's band: its lines with matplotlib's legend spacing, its frame's padding."""
+    return 0.0 if not lines else lines * 1.5 * line_height(points) + 0.12
 
 
 @register
@@ -293,6 +375,9 @@ class SoftLookupKind(VisualKind):
     )
     learn = "/learn/attention#soft-lookup"
     choice_param = "choice"
+    predictions = {"cells": ("predicted_cells", "answer_cells"), "numeric": ("predicted_weight", None)}
+    prediction_grid = ("queries", "keys")
+    prediction_params = ("predicted_cells", "answer_cells", "predicted_weight", "weight_cell")
     inches = (WIDTH, 7.0)  # nominal: figure_inches sizes the figure to its panels
     narrow_inches = (NARROW_WIDTH, 12.0)
 
@@ -312,7 +397,11 @@ class SoftLookupKind(VisualKind):
         hard_output, hard_weights = hard_attention(queries, keys, values)
         return SoftLookupResult(tuple(query_tokens), tuple(key_tokens), params.temperature, scores,
                                 scores / params.temperature, values, soft_weights, hard_weights, soft_output,
-                                hard_output, tuple(unknown_words(query_tokens + key_tokens)))
+                                hard_output, tuple(unknown_words(query_tokens + key_tokens)),
+                                cells_of(params.predicted_cells),
+                                cells_of(params.answer_cells) if params.answer_cells else None,
+                                float(params.predicted_weight) if params.predicted_weight else None,
+                                cells_of(params.weight_cell)[0] if params.weight_cell else None)
 
     def alt(self, params: SoftLookupParams, result: SoftLookupResult) -> str:
         text = (f"Soft lookup at temperature {format_temperature(result.temperature)} over the keys "
@@ -322,6 +411,8 @@ class SoftLookupKind(VisualKind):
                 "the temperature, 3 the softmax weights of each row; 4 the value table, one row per key "
                 f"({', '.join(VALUE_FEATURES)}); 5 the soft output, the weighted combination of all the values; 6 "
                 "the hard (argmax, one-hot) lookup and 7 its output, the one best key's value.")
+        if result.shows_prediction:  # first: the comparison is what the student came to the figure for
+            text = f"{prediction_words(result)} {text}"
         if result.unknown:
             text += (f" Not in the toy lexicon, marked {HASHED_MARK}, given pseudo-random features in [0, 1), so "
                      "their scores are sums of products rather than counts of shared features: "
@@ -335,6 +426,7 @@ class SoftLookupKind(VisualKind):
 
     def caption(self, params: SoftLookupParams, result: SoftLookupResult) -> str:
         return " ".join(filter(None, [
+            prediction_words(result),
             "A dictionary lookup, made soft: every key gets a weight, and the output is the weighted "
             "combination of all the values; a hard lookup returns only the best key's value.",
             "(1) A score is q·k/√d, which here is exactly the dot product of the two words' toy feature vectors "

@@ -1,0 +1,238 @@
+"""Regrade after a bank fix: `flask --app app regrade BANK [--question Q] [--allow-lower] [--dry-run]`.
+
+Every stored answer is graded again against the bank as it is now, each against its own variant (the attempt's
+seed), with the same grading and penalty schedule as a live try. By default a score only goes up: a key fixed in
+the students' favour lifts them, and one fixed against them leaves what they were told they earned. What changed
+is recorded in the `regrades` table, attempts' totals follow, and LMS attempts have their grade sent again.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import click
+from flask import current_app
+from flask.cli import with_appcontext
+from sqlalchemy import (
+    Column,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Table,
+    func,
+    insert,
+    select,
+    update,
+)
+from sqlalchemy.exc import SQLAlchemyError
+
+from .. import db
+from ..bank.schema import Bank
+from ..bank.variants import VariantError, instantiate
+from ..errors import BadInput
+from ..grading import grade, parse_answer
+from ..lti import on_attempt_finished
+from ..lti import store as lti_store
+from ..web.progress import penalised
+
+SCORE_TOLERANCE = 1e-9  # scores are rounded to 6 decimals; a smaller difference is no change
+EXIT_USAGE = 2  # as validate-quizzes and export-quiz: an argument that names nothing
+
+# One row per answer whose score a regrade changed (created by `migrate` with the other tables).
+regrades = Table(
+    "regrades", db.metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("regraded_at", DateTime(timezone=True), nullable=False),
+    Column("bank_id", String(64), nullable=False),
+    Column("question_id", String(64), nullable=False),
+    Column("attempt_id", String(32), ForeignKey("attempts.id", ondelete="CASCADE"), nullable=False),
+    Column("old_score", Float, nullable=False),
+    Column("new_score", Float, nullable=False),
+    Index("ix_regrades_bank", "bank_id"),
+)
+
+
+@dataclass(frozen=True)
+class Change:
+    """One answer's score under the current key: `old` as stored, `new` as graded now."""
+
+    attempt_id: str
+    student: str
+    question_id: str
+    old: float
+    new: float
+    finished: bool  # the attempt is finished: its total, and an LMS grade, follow the change
+
+
+@dataclass(frozen=True)
+class Unusable:
+    """An answer that cannot be graded against the question as it is now, and why; its score is left alone."""
+
+    attempt_id: str
+    student: str
+    question_id: str
+    reason: str
+
+
+@dataclass
+class Regrade:
+    checked: int = 0  # answers (final responses) graded again
+    changed: list[Change] = field(default_factory=list)  # stored (or, in a dry run, would be)
+    kept: list[Change] = field(default_factory=list)  # would go down: kept without --allow-lower
+    unusable: list[Unusable] = field(default_factory=list)
+    sent: list[str] = field(default_factory=list)  # finished LMS attempts whose grade was queued again
+
+    @property
+    def attempts(self) -> list[str]:
+        return sorted({change.attempt_id for change in self.changed})
+
+    @property
+    def finished_attempts(self) -> list[str]:
+        return sorted({change.attempt_id for change in self.changed if change.finished})
+
+
+def _student(row) -> str:
+    return row.user_name or row.display_name or "(anonymous)"
+
+
+def _regraded(bank: Bank, question, seed: int, stored_tries: list) -> tuple[float, dict[int, tuple]] | str:
+    """The question's score from its tries graded now, and each try's (score, misconception); or why not."""
+    try:
+        concrete = instantiate(question, seed)
+    except VariantError as error:
+        return f"its variant cannot be built any more: {error}"
+    if not stored_tries:  # the schema-2 upgrade gave every older answer its try 1
+        return "no try is stored for it"
+    graded: dict[int, tuple] = {}
+    for stored in stored_tries:
+        try:
+            result = grade(concrete, parse_answer(concrete, json.loads(stored.answer)))
+        except (BadInput, ValueError) as error:
+            return f"try {stored.try_number}'s answer {stored.answer[:60]} no longer fits: {error}"
+        graded[stored.try_number] = (result.score, result.misconception.id if result.misconception else None)
+    return penalised(bank, {number: score for number, (score, _) in graded.items()}), graded
+
+
+def regrade(bank: Bank, question_id: str | None = None, *, allow_lower: bool = False,
+            dry_run: bool = False) -> Regrade:
+    """Grade every stored answer to `bank` (or to one of its questions) again; store the changes unless dry_run."""
+    answers = (select(db.responses.c.id, db.responses.c.attempt_id, db.responses.c.question_id, db.responses.c.seed,
+                      db.responses.c.score, db.attempts.c.display_name, db.attempts.c.finished_at,
+                      lti_store.attempt_users.c.user_name)
+               .join(db.attempts, db.attempts.c.id == db.responses.c.attempt_id)
+               .outerjoin(lti_store.attempt_users, lti_store.attempt_users.c.attempt_id == db.responses.c.attempt_id)
+               .where(db.responses.c.bank_id == bank.id).order_by(db.responses.c.id))
+    all_tries = select(db.tries).where(db.tries.c.bank_id == bank.id).order_by(db.tries.c.try_number)
+    if question_id is not None:
+        answers = answers.where(db.responses.c.question_id == question_id)
+        all_tries = all_tries.where(db.tries.c.question_id == question_id)
+    result, updates = Regrade(), []
+    with db.engine().begin() as connection:
+        tries_of: dict[tuple[str, str], list] = {}
+        for row in connection.execute(all_tries):
+            tries_of.setdefault((row.attempt_id, row.question_id), []).append(row)
+        for row in connection.execute(answers).all():
+            result.checked += 1
+            question = bank.question(row.question_id)
+            found = (_regraded(bank, question, row.seed, tries_of.get((row.attempt_id, row.question_id), []))
+                     if question is not None else "the question is no longer in the bank")
+            if isinstance(found, str):
+                result.unusable.append(Unusable(row.attempt_id, _student(row), row.question_id, found))
+                continue
+            new, graded = found
+            if abs(new - row.score) <= SCORE_TOLERANCE:
+                continue
+            change = Change(row.attempt_id, _student(row), row.question_id, float(row.score), new,
+                            row.finished_at is not None)
+            if new < row.score and not allow_lower:
+                result.kept.append(change)
+                continue
+            result.changed.append(change)
+            updates.append((row.id, change, graded))
+        if not dry_run and updates:
+            _store(connection, bank, updates)
+    if not dry_run:
+        for attempt_id in result.finished_attempts:  # after the commit, so the grade sent is the new one
+            if on_attempt_finished(attempt_id):
+                result.sent.append(attempt_id)
+    return result
+
+
+def _store(connection, bank: Bank, updates: list) -> None:
+    moment = db.now()
+    for response_id, change, graded in updates:
+        connection.execute(update(db.responses).where(db.responses.c.id == response_id).values(score=change.new))
+        for number, (score, misconception) in graded.items():
+            connection.execute(update(db.tries).where(
+                db.tries.c.attempt_id == change.attempt_id, db.tries.c.question_id == change.question_id,
+                db.tries.c.try_number == number).values(score=score, misconception=misconception))
+        connection.execute(insert(regrades).values(
+            regraded_at=moment, bank_id=bank.id, question_id=change.question_id, attempt_id=change.attempt_id,
+            old_score=change.old, new_score=change.new))
+    for attempt_id in {change.attempt_id for _, change, _ in updates}:
+        total = (select(func.coalesce(func.sum(db.responses.c.score), 0.0))
+                 .where(db.responses.c.attempt_id == attempt_id).scalar_subquery())
+        # An unfinished attempt has no total yet: it is summed from the responses when it finishes.
+        connection.execute(update(db.attempts).where(db.attempts.c.id == attempt_id,
+                                                     db.attempts.c.finished_at.is_not(None)).values(total_score=total))
+
+
+def format_score(value: float) -> str:
+    return f"{value:.6g}"
+
+
+def format_table(changes: list[Change]) -> list[str]:
+    """The changes as aligned text columns: attempt, student, question, old → new."""
+    rows = [("attempt", "student", "question", "old → new")] + [
+        (c.attempt_id, c.student, c.question_id, f"{format_score(c.old)} → {format_score(c.new)}") for c in changes]
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    return ["  ".join(cell.ljust(width) for cell, width in zip(row[:3], widths)) + "  " + row[3] for row in rows]
+
+
+@click.command("regrade")
+@click.argument("bank_id", metavar="BANK")
+@click.option("--question", "question_id", default=None, help="Regrade only this question (its id).")
+@click.option("--allow-lower", is_flag=True, help="Also lower scores the current key marks down (default: a "
+              "score never goes down).")
+@click.option("--dry-run", is_flag=True, help="Show what would change; store and send nothing.")
+@with_appcontext
+def regrade_command(bank_id: str, question_id: str | None, allow_lower: bool, dry_run: bool) -> None:
+    """Grade every stored answer to BANK (a served bank's id) again with its current key."""
+    registry = current_app.extensions["banks"]
+    bank = registry.banks.get(bank_id)
+    if bank is None:
+        served = ", ".join(sorted(registry.banks)) or "none"
+        click.echo(f"error: no bank {bank_id!r} is served from {registry.directory}; the banks are: {served}. "
+                   "Fix a bank's file so that it loads (validate-quizzes) before regrading it.", err=True)
+        raise SystemExit(EXIT_USAGE)
+    if question_id is not None and bank.question(question_id) is None:
+        ids = ", ".join(q.id for q in bank.questions)
+        click.echo(f"error: bank {bank_id!r} has no question {question_id!r}; its questions are: {ids}.", err=True)
+        raise SystemExit(EXIT_USAGE)
+    try:
+        result = regrade(bank, question_id, allow_lower=allow_lower, dry_run=dry_run)
+    except SQLAlchemyError as error:
+        reason = str(getattr(error, "orig", error)).strip().splitlines()[0]
+        raise click.ClickException(f"the database did not answer, so nothing was regraded: {reason}") from None
+    if result.changed:
+        click.echo("\n".join(format_table(result.changed)))
+    plural = "s" if result.checked != 1 else ""
+    verb = "would change" if dry_run else "changed"
+    where = f", in {len(result.attempts)} attempt(s)" if result.changed else ""
+    click.echo(f"{result.checked} answer{plural} checked; {len(result.changed)} {verb}{where}.")
+    if result.kept:
+        click.echo(f"{len(result.kept)} score(s) the current key marks lower were kept (use --allow-lower to "
+                   "lower them):")
+        click.echo("\n".join(format_table(result.kept)))
+    for item in result.unusable:
+        click.echo(f"not regraded: attempt {item.attempt_id} ({item.student}), question {item.question_id}: "
+                   f"{item.reason}", err=True)
+    if dry_run:
+        click.echo("Dry run: nothing was stored or sent.")
+    elif result.sent:
+        click.echo(f"{len(result.sent)} LMS attempt(s): the new grade was queued and sent; one the platform did not "
+                   "take stays queued for `flask --app app lti send-grades`.")

@@ -1,0 +1,206 @@
+"""The LTI endpoints: OIDC login, the id_token launch, the tool's JWKS, deep linking, and the course page an
+Instructor launch opens (that course's attempts, grade sync and roster only).
+"""
+
+from __future__ import annotations
+
+import time
+from urllib.parse import urlsplit
+
+from flask import Blueprint, current_app, jsonify, redirect, render_template, request, session, url_for
+from pylti1p3.deep_link_resource import DeepLinkResource
+from pylti1p3.exception import LtiException
+from pylti1p3.lineitem import LineItem
+
+from ..bank import banks
+from ..errors import AppError, BadInput
+from ..web import CONTENT_SECURITY_POLICY, progress
+from ..web.progress import MAX_DISPLAY_NAME
+from . import grades, store
+from .tool import CLAIM, DEEP_LINKING_REQUEST, LaunchRefused, launch_from_cache, login_redirect, validate_launch
+
+bp = Blueprint("lti", __name__, url_prefix="/lti")
+
+COURSE = "lti_course"  # session key: the course an Instructor launch opened
+DEEP_LINK = "lti_deep_link"  # session key: the deep-linking launch this browser may answer
+AGS = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
+NRPS = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"
+MAX_ID_LENGTH = 255
+
+
+class NotAllowed(AppError):
+    status = 403
+    title = "Not allowed"
+
+
+@bp.route("/login", methods=["GET", "POST"])
+def login():
+    return login_redirect()
+
+
+@bp.post("/launch")
+def launch():
+    message = validate_launch()
+    body = message.get_launch_data()
+    is_teacher = (message.check_teacher_access() or message.check_teaching_assistant_access()
+                  or message.check_designer_access())
+    if body.get(CLAIM + "message_type") == DEEP_LINKING_REQUEST:
+        if not is_teacher:
+            raise NotAllowed("Only an instructor of this course can choose which quiz a link opens.")
+        session.clear()
+        session[DEEP_LINK] = message.get_launch_id()
+        listed = sorted(banks().banks.values(), key=lambda b: b.title.lower())
+        return render_template("lti/deep_link.html", banks=listed, launch_id=message.get_launch_id(),
+                               policies=grades.SCORE_POLICIES)
+    platform = store.find_platform(body["iss"], message.get_client_id())
+    link = _save_link(platform, body, need_bank=not is_teacher)
+    if is_teacher:
+        return _open_course(platform, body)
+    if message.check_student_access() and link is not None:
+        return _open_attempt(link, body)
+    raise NotAllowed("Your role in this course is neither a learner's nor an instructor's, so this tool has "
+                     "nothing to show you.")
+
+
+def _claim(body: dict, name: str) -> dict:
+    value = body.get(CLAIM + name)
+    return value if isinstance(value, dict) else {}
+
+
+def _save_link(platform: store.Platform, body: dict, need_bank: bool) -> store.Link | None:
+    """The link this launch came from, created or updated; None for an instructor's launch from a link that names
+    no quiz (a course navigation entry, say), which opens the course page all the same."""
+    custom = _claim(body, "custom")
+    context = _claim(body, "context")
+    resource = _claim(body, "resource_link")
+    key = (platform.id, body[CLAIM + "deployment_id"], str(context.get("id", "")), str(resource["id"]))
+    for name, value in (("deployment id", key[1]), ("context id", key[2]), ("resource link id", key[3]),
+                        ("user id (sub)", str(body["sub"]))):
+        if len(value) > MAX_ID_LENGTH:  # LTI 1.3 caps these ids at 255 characters
+            raise LaunchRefused(f"The launch's {name} is longer than {MAX_ID_LENGTH} characters.")
+    bank_id = custom.get("bank")
+    if bank_id is not None:
+        banks().get(str(bank_id))  # a clear 404 for a bank this server does not have
+    policy = custom.get("score_policy")
+    if policy is not None and policy not in grades.SCORE_POLICIES:
+        raise BadInput(f"The link's custom parameter score_policy={policy!r} must be one of "
+                       f"{', '.join(grades.SCORE_POLICIES)}.")
+    ags = body.get(AGS) if isinstance(body.get(AGS), dict) else {}
+    values = dict(context_title=_text(context.get("title")), resource_title=_text(resource.get("title")),
+                  score_policy=policy, ags_scopes=ags.get("scope") or None, lineitems_url=ags.get("lineitems"),
+                  lineitem_url=ags.get("lineitem"))
+    if bank_id is None:
+        known = store.find_link(*key)
+        if known is None and not need_bank:
+            return None
+        if known is None:
+            raise BadInput("This course link does not say which quiz to open. Add it again through the tool's "
+                           "content selection (deep linking), or set the custom parameter bank=<quiz id>.")
+        bank_id = known.bank_id
+    return store.save_link(*key, bank_id=str(bank_id), **values)
+
+
+def _text(value, limit: int = 255) -> str | None:
+    return " ".join(str(value).split())[:limit] or None if value is not None else None
+
+
+def _user_name(body: dict) -> str | None:
+    name = body.get("name") or " ".join(filter(None, [body.get("given_name"), body.get("family_name")]))
+    return _text(name, MAX_DISPLAY_NAME) if name else None
+
+
+def _open_attempt(link: store.Link, body: dict):
+    """A learner's launch: resume their unfinished attempt in this link, or start a new one that is theirs."""
+    bank = banks().get(link.bank_id)
+    session.clear()  # a launch is a new identity: nothing of the browser's previous user carries over
+    user_sub, name = str(body["sub"]), _user_name(body)
+    unfinished = [a for a in store.user_attempts(link.id, user_sub)
+                  if a.finished_at is None and a.bank_id == bank.id]  # a re-pointed link starts afresh
+    if unfinished:
+        progress.adopt(bank, unfinished[0].id)
+    else:
+        store.map_attempt(progress.start(bank, display_name=name).id, link.id, user_sub, name)
+    return redirect(url_for("quiz.start", bank_id=bank.id), 303)
+
+
+def _open_course(platform: store.Platform, body: dict):
+    context = _claim(body, "context")
+    nrps = body.get(NRPS) if isinstance(body.get(NRPS), dict) else {}
+    context_id = str(context.get("id", ""))
+    session.clear()
+    session[COURSE] = {"platform": platform.id, "deployment": body[CLAIM + "deployment_id"], "context": context_id,
+                       "title": _text(context.get("title")) or context_id or "This course",
+                       "nrps": nrps.get("context_memberships_url"),
+                       "until": time.time() + float(current_app.config["INSTRUCTOR_IDLE_TIMEOUT"])}
+    return redirect(url_for(".course"), 303)
+
+
+def _course() -> dict:
+    course = session.get(COURSE)
+    if not isinstance(course, dict) or course.get("until", 0) < time.time():
+        raise NotAllowed("This page is for a course's instructors: open the tool from your course in the LMS "
+                         "(an instructor's launch signs you in for that course only).")
+    return course
+
+
+@bp.get("/course")
+def course():
+    scope = _course()
+    where = (scope["platform"], scope["deployment"], scope["context"])
+    attempts = store.course_attempts(*where)
+    sync = store.course_grade_rows(*where)
+    members, roster_error = None, None
+    try:
+        members = grades.roster(scope["platform"], scope.get("nrps"))
+    except (LtiException, OSError) as error:
+        roster_error = str(error)[:300]
+    not_started = None
+    if members is not None:
+        started = {a.user_sub for a in attempts}
+        not_started = [m for m in members if m.get("status", "Active") == "Active"
+                       and any(r.endswith("#Learner") or r == "Learner" for r in m.get("roles", []))
+                       and m.get("user_id") not in started]
+    return render_template("lti/course.html", course=scope, attempts=attempts, sync=sync,
+                           not_started=not_started, roster_error=roster_error)
+
+
+@bp.post("/course/grades")
+def send_grades():
+    scope = _course()
+    for row in store.course_grade_rows(scope["platform"], scope["deployment"], scope["context"]):
+        if row.status != "sent":
+            grades.send(row)
+    return redirect(url_for(".course"), 303)
+
+
+@bp.post("/deep-link")
+def deep_link():
+    launch_id = request.form.get("launch_id", "")
+    if not launch_id or session.get(DEEP_LINK) != launch_id:
+        raise NotAllowed("This content selection was not started in this browser, or was already sent. Start "
+                         "it again from the course.")
+    message = launch_from_cache(launch_id)
+    bank = banks().get(request.form.get("bank", ""))
+    policy = request.form.get("score_policy", "best")
+    if policy not in grades.SCORE_POLICIES:
+        raise BadInput(f"Choose which score counts: {' or '.join(grades.SCORE_POLICIES)}.")
+    item = (DeepLinkResource().set_url(url_for(".launch", _external=True)).set_title(bank.title)
+            .set_custom_params({"bank": bank.id, "score_policy": policy})
+            .set_lineitem(LineItem().set_label(bank.title).set_score_maximum(len(bank.questions))
+                          .set_resource_id(bank.id).set_tag(grades.TOOL_TAG)))
+    deep = message.get_deep_link()
+    token = deep.get_response_jwt([item])
+    return_url = message.get_launch_data()["https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings"][
+        "deep_link_return_url"]
+    session.pop(DEEP_LINK, None)
+    parts = urlsplit(return_url)
+    page = render_template("lti/deep_link_return.html", bank=bank, policy=policy, return_url=return_url, jwt=token)
+    # The form goes back to the LMS: this one page's form-action allows the LMS's origin besides 'self'.
+    csp = CONTENT_SECURITY_POLICY.replace("form-action 'self'", f"form-action 'self' {parts.scheme}://{parts.netloc}")
+    return page, 200, {"Content-Security-Policy": csp}
+
+
+@bp.get("/jwks")
+def jwks():
+    return jsonify(store.public_jwks())
+

@@ -1,0 +1,106 @@
+"""Issue 16's item analysis per variant: for a parameterised question, the bank report splits facility by each
+parameter's value (from each attempt's stored seed), in an accessible table with a caution on small groups."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+
+import pytest
+from conftest import answer_via_form, csrf_token
+from werkzeug.security import generate_password_hash
+
+from app import create_app
+from app.instructor import stats
+
+PASSWORD = "correct horse battery"
+BANK = "variants"
+BANK_YAML = """\
+id: variants
+title: Variants quiz
+questions:
+  - id: heads
+    type: numeric
+    params:
+      d_model: [64, 128]
+      num_heads: [2, 4]
+    prompt: "With d_model = {{ d_model }} and {{ num_heads }} heads, how wide is each head?"
+    answer: d_model / num_heads
+    tolerance: {abs: 0}
+    explanation: d_model over the number of heads.
+  - id: plain
+    type: true_false
+    prompt: Attention is a soft dictionary lookup.
+    answer: true
+    explanation: Each query mixes all values.
+"""
+STUDENTS = 14
+
+
+def test_facility_by_value_splits_scores_by_each_parameter():
+    answers = [({"d": 512, "h": 8}, 0.0), ({"d": 64, "h": 8}, 1.0), ({"d": 512, "h": 2}, 1.0),
+               ({"d": 512, "h": 8}, 0.5)]
+    rows = stats.facility_by_value(answers, min_n=2)
+    assert [(r.param, r.value, r.responses, r.facility, r.few) for r in rows] == [
+        ("d", 64, 1, 1.0, True), ("d", 512, 3, 0.5, False),  # (0 + 1 + 0.5) / 3
+        ("h", 2, 1, 1.0, True), ("h", 8, 3, 0.5, False),  # (0 + 1 + 0.5) / 3
+    ]
+    assert [r.value for r in stats.facility_by_value([({"act": "relu"}, 1), ({"act": "gelu"}, 0)])] == \
+        ["gelu", "relu"]
+    assert stats.facility_by_value([]) == []
+
+
+@pytest.fixture
+def app(tmp_path):
+    folder = tmp_path / "quizzes"
+    folder.mkdir()
+    (folder / f"{BANK}.yaml").write_text(BANK_YAML)
+    return create_app({"TESTING": True, "SECRET_KEY": "test-secret-key", "QUIZ_DIR": str(folder),
+                       "DATABASE_URL": f"sqlite:///{tmp_path / 'variants.sqlite3'}",
+                       "INSTRUCTOR_PASSWORD_HASH": generate_password_hash(PASSWORD, method="pbkdf2:sha256:1000")})
+
+
+def report_page(app) -> str:
+    instructor = app.test_client()
+    token = csrf_token(instructor.get("/instructor/login").get_data(as_text=True))
+    instructor.post("/instructor/login", data={"csrf_token": token, "password": PASSWORD})
+    page = instructor.get(f"/instructor/banks/{BANK}")
+    assert page.status_code == 200
+    return page.get_data(as_text=True)
+
+
+def table_rows(html: str, table_id: str) -> list[list[str]]:
+    table = re.search(rf'<table[^>]*id="{table_id}">(.*?)</table>', html, re.DOTALL)
+    assert table, f"no table {table_id}"
+    body = table.group(1).split("<tbody>", 1)[1]
+    cells = r"<t[hd][^>]*>(.*?)</t[hd]>"
+    return [[" ".join(re.sub(r"<[^>]+>", "", cell).split()) for cell in re.findall(cells, row, re.DOTALL)]
+            for row in re.findall(r"<tr>(.*?)</tr>", body, re.DOTALL)]
+
+
+def test_the_report_splits_facility_by_the_values_each_student_was_shown(app):
+    # Each student reads their own variant off the question page and answers right only when d_model = 64:
+    # the split must find facility 1 for d_model = 64, 0 for 128, and the mix for each num_heads.
+    shown: dict[tuple[str, int], list[float]] = defaultdict(list)
+    for _ in range(STUDENTS):
+        student = app.test_client()
+        page = student.get(f"/quiz/{BANK}/heads").get_data(as_text=True)
+        d_model, num_heads = map(int, re.search(r"With d_model = (\d+) and (\d+) heads", page).groups())
+        right = d_model == 64
+        assert answer_via_form(student, BANK, "heads", str(d_model // num_heads if right else 1)).status_code == 303
+        shown["d_model", d_model].append(1.0 if right else 0.0)
+        shown["num_heads", num_heads].append(1.0 if right else 0.0)
+
+    html = report_page(app)
+    assert '<caption id="by-value-heads-caption">Facility of question 1 by parameter value</caption>' in html
+    rows = table_rows(html, "by-value-heads")
+    expected = [[f"{param} = {value}", str(len(scores)), f"{sum(scores) / len(scores):.2f}",
+                 f"only {len(scores)} response{'s' if len(scores) != 1 else ''}: too few to compare"
+                 if len(scores) < stats.MIN_ATTEMPTS else ""]
+                for (param, value), scores in sorted(shown.items())]
+    assert rows == expected
+    assert 'id="by-value-plain"' not in html  # a question without params has no split
+
+
+def test_no_table_before_any_answer(app):
+    assert 'id="by-value-heads"' not in report_page(app)

@@ -1,0 +1,45 @@
+"""LTI in Debian's Chromium: the platform's auto-posted launch, the state and session cookies, a learner
+answering and the grade arriving, and the deep-linking form going back to the LMS under the page's CSP."""
+
+from __future__ import annotations
+
+import pytest
+
+from test_lti_flow import INSTRUCTOR, PendingLaunch, finish, learner, lms, tool  # noqa: F401  (fixtures)
+
+pytestmark = pytest.mark.browser
+
+
+def test_a_learner_takes_the_quiz_in_a_browser_and_the_grade_arrives(browser, tool, lms):  # noqa: F811
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(lms.start_url(learner("wes", context="course-b")))
+    page.wait_for_url(f"{tool.url}/quiz/demo/")
+    assert "Student wes" in page.content()
+    assert any(c["name"].startswith("lti1p3-state-") for c in context.cookies())
+    for question, value in (("heads", "8"), ("sum", "2")):
+        page.goto(f"{tool.url}/quiz/demo/{question}")
+        page.fill("#answer-input", value)
+        page.click("button:has-text('Submit answer')")
+        page.wait_for_url(f"{tool.url}/quiz/demo/{question}/answer")
+    finish(tool, "course-b", "link-1", "wes")
+    assert lms.gradebook("course-b")["Quiz link link-1"]["wes"]["scoreGiven"] == 2.0
+    context.close()
+
+
+def test_deep_linking_in_a_browser_posts_back_to_the_lms(browser, tool, lms):  # noqa: F811
+    context = browser.new_context()
+    page = context.new_page()
+    blocked = []
+    page.on("console", lambda message: blocked.append(message.text) if "Content Security" in message.text else None)
+    page.goto(lms.start_url(PendingLaunch(user="teacher", roles=[INSTRUCTOR], context="course-b",
+                                          resource_link=None, deep_link=True)))
+    page.wait_for_url(f"{tool.url}/lti/launch")
+    page.click("label:has-text('Demo bank')")
+    page.click("label:has-text('latest finished attempt')")
+    page.click("button:has-text('Add this quiz to the course')")
+    page.click("button:has-text('Return to the course with this quiz')")
+    page.wait_for_url(f"{lms.url}/deep-link-return")
+    assert "added 1 item(s)" in page.content() and blocked == []
+    assert lms.deep_link_items[-1][0]["custom"] == {"bank": "demo", "score_policy": "latest"}
+    context.close()

@@ -1,0 +1,413 @@
+"""LTI 1.3 end to end against a real platform library (lti1p3platform, tests/lti_platform.py) on its own HTTP
+server: registration, login, launch, a learner finishing, the score in the platform's grade book; deep linking,
+an instructor's course page; and launches that must be refused (replay, audience, expiry, signature, deployment).
+
+Each person is a requests.Session: it follows redirects and posts the platform's auto-submitting form, as a
+browser does.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from html.parser import HTMLParser
+
+import pytest
+import requests
+from sqlalchemy import update
+
+from app import create_app, db
+from app.lti import grades, store
+from conftest import LiveServer
+from lti_platform import INSTRUCTOR, LEARNER, PendingLaunch, Platform, PlatformServer
+
+BANK = """\
+id: demo
+title: Demo bank
+questions:
+  - id: heads
+    type: numeric
+    prompt: How many heads?
+    explanation: Eight.
+    answer: 8
+  - id: sum
+    type: numeric
+    prompt: One plus one?
+    explanation: Two.
+    answer: 2
+"""
+RIGHT = {"heads": "8", "sum": "2"}
+WRONG = {"heads": "3", "sum": "5"}
+
+
+class Forms(HTMLParser):
+    """Every form on a page: its action and its inputs' names and values."""
+
+    def __init__(self, page: str):
+        super().__init__()
+        self.forms: list[dict] = []
+        self.feed(page)
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "form":
+            self.forms.append({"action": attrs.get("action"), "fields": {}})
+        elif tag == "input" and self.forms and attrs.get("name"):
+            if attrs.get("type") in ("radio", "checkbox") and "checked" not in attrs:
+                return
+            self.forms[-1]["fields"][attrs["name"]] = attrs.get("value", "")
+
+
+def only_form(page: str) -> dict:
+    forms = Forms(page).forms
+    assert len(forms) >= 1, page[:500]
+    return forms[-1]
+
+
+@pytest.fixture(scope="module")
+def lms():
+    platform = Platform()
+    with PlatformServer(platform):
+        yield platform
+
+
+@pytest.fixture(scope="module")
+def tool(lms, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("lti")
+    (folder / "quizzes").mkdir()
+    (folder / "quizzes" / "demo.yaml").write_text(BANK)
+    app = create_app({"TESTING": True, "SECRET_KEY": "lti-test-secret", "QUIZ_DIR": str(folder / "quizzes"),
+                      "DATABASE_URL": f"sqlite:///{folder / 'tool.sqlite3'}", "RATE_LIMIT_SUBMIT": "1000 per minute"})
+    with LiveServer(app) as server:
+        lms.tool_url = server.url
+        result = app.test_cli_runner().invoke(args=[
+            "lti", "add-platform", "--issuer", lms.issuer, "--client-id", lms.client_id,
+            "--auth-url", f"{lms.url}/authorize", "--token-url", f"{lms.url}/token", "--jwks-url", f"{lms.url}/jwks",
+            "--deployment-id", lms.deployment_id])
+        assert result.exit_code == 0, result.output
+        assert f"registered {lms.issuer} (client id {lms.client_id}); deployments: deployment-1" in result.output
+        server.app = app
+        yield server
+
+
+def launch(person: requests.Session, lms: Platform, pending: PendingLaunch, tamper=None) -> requests.Response:
+    """Click the course link: platform -> tool login -> platform authorize -> the auto-posted id_token."""
+    page = person.get(lms.start_url(pending))
+    assert page.status_code == 200, page.text[:500]
+    form = only_form(page.text)
+    fields = dict(form["fields"])
+    if tamper:
+        fields["id_token"] = tamper(fields["id_token"])
+    return person.post(form["action"], data=fields)
+
+
+def learner(user: str, context: str = "course-a", link: str = "link-1", **kwargs) -> PendingLaunch:
+    custom = kwargs.pop("custom", {"bank": "demo"})
+    return PendingLaunch(user=user, roles=[LEARNER], context=context, resource_link=link, name=f"Student {user}",
+                         custom=custom, **kwargs)
+
+
+def instructor(user: str = "teacher", context: str = "course-a", **kwargs) -> PendingLaunch:
+    return PendingLaunch(user=user, roles=[INSTRUCTOR], context=context, resource_link=kwargs.pop("link", "link-1"),
+                         name="Teacher", custom={"bank": "demo"}, **kwargs)
+
+
+def answer_all(person: requests.Session, tool, answers: dict[str, str]) -> None:
+    for question, value in answers.items():
+        page = person.get(f"{tool.url}/quiz/demo/{question}")
+        assert page.status_code == 200, page.text[:300]
+        token = re.search(r'name="csrf_token" value="([^"]+)"', page.text).group(1)
+        done = person.post(f"{tool.url}/quiz/demo/{question}", data={"csrf_token": token, "answer": value})
+        assert done.status_code == 200 and "/answer" in done.url, done.text[:300]
+
+
+def finish(tool, context: str, link: str, user: str) -> str:
+    """The attempt the learner just finished; the answer that finished it sent its grade (no call here)."""
+    with tool.app.app_context():
+        platform = store.find_platform(tool_lms_issuer(tool), None)
+        found = store.find_link(platform.id, "deployment-1", context, link)
+        latest = store.user_attempts(found.id, user)[0]
+        assert latest.finished_at is not None
+        return latest.id
+
+
+def tool_lms_issuer(tool) -> str:
+    with tool.app.app_context():
+        return store.list_platforms()[0].issuer
+
+
+def test_learner_finishes_and_the_score_reaches_the_grade_book(tool, lms):
+    alice = requests.Session()
+    opened = launch(alice, lms, learner("alice"))
+    assert opened.status_code == 200 and opened.url == f"{tool.url}/quiz/demo/", opened.text[:500]
+    assert "Demo bank" in opened.text and "Student alice" in opened.text
+    answer_all(alice, tool, RIGHT)
+    finish(tool, "course-a", "link-1", "alice")
+    book = lms.gradebook("course-a")
+    assert list(book) == ["Quiz link link-1"]  # one grade column for the link, created by the tool
+    score = book["Quiz link link-1"]["alice"]
+    assert (score["scoreGiven"], score["scoreMaximum"]) == (2.0, 2.0)
+    assert score["activityProgress"] == "Completed" and score["gradingProgress"] == "FullyGraded"
+
+    bob = requests.Session()  # a second student in the same link: his own grade, the same column
+    launch(bob, lms, learner("bob"))
+    answer_all(bob, tool, WRONG)
+    finish(tool, "course-a", "link-1", "bob")
+    book = lms.gradebook("course-a")
+    assert list(book) == ["Quiz link link-1"]
+    assert book["Quiz link link-1"]["bob"]["scoreGiven"] == 0.0
+    assert book["Quiz link link-1"]["alice"]["scoreGiven"] == 2.0
+
+
+def test_a_relaunch_resumes_the_unfinished_attempt(tool, lms):
+    carol = requests.Session()
+    launch(carol, lms, learner("carol"))
+    answer_all(carol, tool, {"heads": "8"})
+    again = requests.Session()  # another browser, the same LMS user
+    page = launch(again, lms, learner("carol"))
+    assert page.status_code == 200
+    assert again.get(f"{tool.url}/quiz/demo/heads").url.endswith("/quiz/demo/heads/answer")  # already answered
+
+
+def test_best_score_counts_by_default_and_latest_when_the_link_says_so(tool, lms):
+    dana = requests.Session()
+    launch(dana, lms, learner("dana", link="link-best"))
+    answer_all(dana, tool, RIGHT)
+    finish(tool, "course-a", "link-best", "dana")
+    launch(dana, lms, learner("dana", link="link-best"))  # a finished attempt: the next launch starts another
+    answer_all(dana, tool, WRONG)
+    finish(tool, "course-a", "link-best", "dana")
+    assert lms.gradebook("course-a")["Quiz link link-best"]["dana"]["scoreGiven"] == 2.0
+
+    custom = {"bank": "demo", "score_policy": "latest"}
+    launch(dana, lms, learner("dana", link="link-latest", custom=custom))
+    answer_all(dana, tool, RIGHT)
+    finish(tool, "course-a", "link-latest", "dana")
+    launch(dana, lms, learner("dana", link="link-latest", custom=custom))
+    answer_all(dana, tool, WRONG)
+    finish(tool, "course-a", "link-latest", "dana")
+    assert lms.gradebook("course-a")["Quiz link link-latest"]["dana"]["scoreGiven"] == 0.0
+
+
+def test_a_failed_send_is_queued_shown_and_sent_later(tool, lms):
+    lms.refuse_scores = True
+    erin = requests.Session()
+    launch(erin, lms, learner("erin", context="course-q"))
+    answer_all(erin, tool, RIGHT)
+    finish(tool, "course-q", "link-1", "erin")
+    assert "erin" not in lms.gradebook("course-q").get("Quiz link link-1", {})
+    with tool.app.app_context():
+        rows = store.due_grades(10, user_sub="erin")
+        assert rows == []  # not due: the retry waits
+        assert grades.send_due(limit=10) == (0, 0)
+
+    teacher = requests.Session()
+    course = launch(teacher, lms, instructor(context="course-q"))
+    assert course.status_code == 200 and course.url == f"{tool.url}/lti/course", course.text[:300]
+    text = " ".join(course.text.split())
+    assert "0 sent, 0 pending, 1 failed" in text and "503" in text, text[text.find("<main"):][:3000]
+
+    lms.refuse_scores = False
+    token = re.search(r'name="csrf_token" value="([^"]+)"', course.text).group(1)
+    after = teacher.post(f"{tool.url}/lti/course/grades", data={"csrf_token": token})
+    assert "1 sent, 0 pending, 0 failed" in " ".join(after.text.split())
+    assert lms.gradebook("course-q")["Quiz link link-1"]["erin"]["scoreGiven"] == 2.0
+
+
+def test_failed_sends_back_off_and_the_cron_command_sends_them(tool, lms):
+    lms.refuse_scores = True
+    fay = requests.Session()
+    launch(fay, lms, learner("fay", context="course-r"))
+    answer_all(fay, tool, RIGHT)
+    finish(tool, "course-r", "link-1", "fay")
+    with tool.app.app_context():
+        for tries in (1, 2, 3):
+            with db.engine().begin() as connection:  # the retry time has come
+                connection.execute(update(store.grade_sync).values(next_try_at=db.now()))
+            row = store.due_grades(10, user_sub="fay")[0]
+            assert (row.status, row.tries) == ("failed", tries)
+            assert grades.send(row) is False
+            row = store.course_grade_rows(row.link_id and store.link_by_id(row.link_id).platform_id, "deployment-1",
+                                          "course-r")[0]
+            waited = (row.next_try_at - row.updated_at).total_seconds()
+            assert waited == pytest.approx(grades.FIRST_RETRY_SECONDS * 2 ** tries, abs=2)
+        lms.refuse_scores = False
+        with db.engine().begin() as connection:
+            connection.execute(update(store.grade_sync).values(next_try_at=db.now()))
+    result = tool.app.test_cli_runner().invoke(args=["lti", "send-grades"])
+    assert result.exit_code == 0 and "sent 1 grade(s), 0 failed" in result.output, result.output
+    assert lms.gradebook("course-r")["Quiz link link-1"]["fay"]["scoreGiven"] == 2.0
+
+
+def test_deep_linking_returns_a_signed_item_the_platform_accepts(tool, lms):
+    teacher = requests.Session()
+    picker = launch(teacher, lms, PendingLaunch(user="teacher", roles=[INSTRUCTOR], context="course-d",
+                                                resource_link=None, deep_link=True))
+    assert picker.status_code == 200 and "Choose the quiz this link opens" in picker.text, picker.text[:500]
+    form = only_form(picker.text)
+    assert form["fields"]["bank"] == "demo"
+    chosen = teacher.post(tool.url + form["action"], data={**form["fields"], "score_policy": "latest"})
+    assert chosen.status_code == 200, chosen.text[:500]
+    assert lms.url in chosen.headers["Content-Security-Policy"]  # the form may go back to the LMS, and only there
+    back = only_form(chosen.text)
+    assert back["action"] == f"{lms.url}/deep-link-return"
+    accepted = teacher.post(back["action"], data=back["fields"])
+    assert accepted.status_code == 200 and accepted.text == "added 1 item(s)", accepted.text
+    item = lms.deep_link_items[-1][0]
+    assert item["type"] == "ltiResourceLink" and item["url"] == f"{tool.url}/lti/launch"
+    assert item["custom"] == {"bank": "demo", "score_policy": "latest"}
+    assert item["lineItem"]["scoreMaximum"] == 2
+    # The same selection cannot be sent twice.
+    again = teacher.post(tool.url + form["action"], data={**form["fields"], "score_policy": "latest"})
+    assert again.status_code == 403
+
+    student = requests.Session()  # the LMS launches the placed item with its custom parameters
+    opened = launch(student, lms, learner("gil", context="course-d", link="placed", custom=item["custom"]))
+    assert opened.url == f"{tool.url}/quiz/demo/"
+
+
+def test_a_learner_cannot_deep_link(tool, lms):
+    student = requests.Session()
+    refused = launch(student, lms, PendingLaunch(user="hal", roles=[LEARNER], context="course-d",
+                                                 resource_link=None, deep_link=True))
+    assert refused.status_code == 403 and "Only an instructor" in refused.text
+
+
+def test_the_instructor_sees_this_course_only_and_who_has_not_started(tool, lms):
+    lms.members["course-m"] = [
+        {"user_id": "ivy", "name": "Ivy", "roles": [LEARNER], "status": "Active"},
+        {"user_id": "jon", "name": "Jon Not-Started", "roles": [LEARNER], "status": "Active"},
+        {"user_id": "teacher", "name": "Teacher", "roles": [INSTRUCTOR], "status": "Active"},
+    ]
+    ivy = requests.Session()
+    launch(ivy, lms, learner("ivy", context="course-m"))
+    answer_all(ivy, tool, RIGHT)
+    other = requests.Session()
+    launch(other, lms, learner("kim", context="course-other"))
+
+    teacher = requests.Session()
+    page = launch(teacher, lms, instructor(context="course-m"))
+    assert page.status_code == 200 and "Course course-m" in page.text
+    assert "Student ivy" in page.text and "2 / 2" in page.text
+    assert "Student kim" not in page.text and "Student alice" not in page.text  # other courses' students
+    assert "Jon Not-Started" in page.text and "<li>Ivy</li>" not in page.text
+
+
+def test_a_learner_cannot_open_the_course_page_or_send_grades(tool, lms):
+    student = requests.Session()
+    page = launch(student, lms, learner("lee", context="course-m"))
+    assert student.get(f"{tool.url}/lti/course").status_code == 403
+    token = re.search(r'name="csrf_token" value="([^"]+)"', student.get(f"{tool.url}/quiz/demo/heads").text).group(1)
+    assert student.post(f"{tool.url}/lti/course/grades", data={"csrf_token": token}).status_code == 403
+    assert page.status_code == 200
+
+
+def test_an_instructor_session_of_one_course_does_not_open_another(tool, lms):
+    teacher = requests.Session()
+    launch(teacher, lms, instructor(context="course-m"))
+    student = requests.Session()
+    launch(student, lms, learner("mo", context="course-m"))  # a learner launch in the same browser would reset it
+    page = teacher.get(f"{tool.url}/lti/course")
+    assert "Course course-m" in page.text and "course-other" not in page.text
+
+
+def _segments(token: str) -> list[str]:
+    return token.split(".")
+
+
+def _b64(data: dict) -> str:
+    return base64.urlsafe_b64encode(json.dumps(data).encode()).rstrip(b"=").decode()
+
+
+def _payload(token: str) -> dict:
+    part = _segments(token)[1]
+    return json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)))
+
+
+def test_a_replayed_launch_is_refused(tool, lms):
+    person = requests.Session()
+    page = person.get(lms.start_url(learner("nia")))
+    form = only_form(page.text)
+    first = person.post(form["action"], data=form["fields"])
+    assert first.status_code == 200
+    replay = person.post(form["action"], data=form["fields"])
+    assert replay.status_code == 400 and "nonce was already used" in replay.text
+
+
+@pytest.mark.parametrize("pending, words", [
+    (learner("oz", extra_claims={"aud": "some-other-tool"}), "audience"),
+    (learner("oz", extra_claims={"aud": ["quiz-tool-client", "some-other-tool"], "azp": None}), "no azp claim"),
+    (learner("oz", extra_claims={"azp": "some-other-tool"}), "azp"),
+    (learner("oz", expires_in=-60), "Signature has expired"),
+    (learner("oz", deployment_id="unknown-deployment"), "deployment id is not registered"),
+    (learner("oz", link="x" * 256), "resource link id is longer than 255 characters"),
+], ids=["wrong-audience", "several-audiences-no-azp", "wrong-azp", "expired", "unknown-deployment", "long-id"])
+def test_bad_launches_are_refused_with_what_failed(tool, lms, pending, words):
+    refused = launch(requests.Session(), lms, pending)
+    assert refused.status_code == 400, refused.text[:300]
+    assert "LTI launch refused" in refused.text and words in refused.text, refused.text[-1200:]
+
+
+def test_a_link_that_names_no_quiz_is_refused_with_what_to_do(tool, lms):
+    refused = launch(requests.Session(), lms, learner("una", link="unconfigured", custom={}))
+    assert refused.status_code == 400 and "does not say which quiz to open" in refused.text
+    unknown = launch(requests.Session(), lms, learner("una", link="unconfigured", custom={"bank": "nope"}))
+    assert unknown.status_code == 404 and "There is no quiz called &#39;nope&#39;" in unknown.text
+
+
+def test_a_tampered_token_is_refused(tool, lms):
+    def as_someone_else(token):
+        header, _, signature = _segments(token)
+        return ".".join([header, _b64({**_payload(token), "sub": "alice"}), signature])
+
+    refused = launch(requests.Session(), lms, learner("pat"), tamper=as_someone_else)
+    assert refused.status_code == 400 and "Signature verification failed" in refused.text
+
+
+@pytest.mark.parametrize("token", ["not-a-token", "a.b.c", _b64({"kid": 1}) + "." + _b64([]) + ".x"])
+def test_a_malformed_token_is_a_400_not_a_500(tool, lms, token):
+    person = requests.Session()
+    page = person.get(lms.start_url(learner("quin")))
+    fields = only_form(page.text)["fields"]
+    refused = person.post(f"{tool.url}/lti/launch", data={**fields, "id_token": token})
+    assert refused.status_code == 400 and "LTI launch refused" in refused.text
+
+
+def test_a_launch_without_the_login_cookie_is_refused(tool, lms):
+    page = requests.Session().get(lms.start_url(learner("rue")))
+    form = only_form(page.text)
+    refused = requests.post(form["action"], data=form["fields"])  # another browser: no state cookie
+    assert refused.status_code == 400 and "state does not match" in refused.text
+
+
+def test_a_login_for_an_unregistered_platform_is_refused(tool):
+    refused = requests.get(f"{tool.url}/lti/login", params={
+        "iss": "https://lms.example.org", "login_hint": "u", "target_link_uri": f"{tool.url}/lti/launch"})
+    assert refused.status_code == 400 and "No platform is registered for issuer" in refused.text
+
+
+def test_the_jwks_publishes_the_key_the_platform_verified(tool, lms):
+    keys = requests.get(f"{tool.url}/lti/jwks").json()["keys"]
+    assert len(keys) == 1 and keys[0]["kty"] == "RSA" and keys[0]["alg"] == "RS256" and "d" not in keys[0]
+
+
+def test_after_a_key_rotation_grades_still_reach_the_platform(tool, lms):
+    runner = tool.app.test_cli_runner()
+    assert runner.invoke(args=["lti", "rotate-key"]).exit_code == 0
+    keys = requests.get(f"{tool.url}/lti/jwks").json()["keys"]
+    assert len(keys) == 2  # the platform may still hold the old key: both are published
+    sam = requests.Session()
+    launch(sam, lms, learner("sam", context="course-k"))
+    answer_all(sam, tool, RIGHT)
+    finish(tool, "course-k", "link-1", "sam")  # the token request is signed with the new key
+    assert lms.gradebook("course-k")["Quiz link link-1"]["sam"]["scoreGiven"] == 2.0
+    assert "retired 1 old key(s)" in runner.invoke(args=["lti", "retire-keys"]).output
+
+
+def test_an_instructor_launch_from_a_link_without_a_quiz_opens_the_course_page(tool, lms):
+    launch(requests.Session(), lms, learner("xia", context="course-n"))
+    teacher = requests.Session()  # e.g. Canvas's course navigation entry: no bank, a link never seen
+    page = launch(teacher, lms, PendingLaunch(user="teacher", roles=[INSTRUCTOR], context="course-n",
+                                              resource_link="course-nav", custom={}))
+    assert page.status_code == 200 and page.url == f"{tool.url}/lti/course" and "Student xia" in page.text

@@ -1,0 +1,270 @@
+"""Issue 16's regrade after a bank fix: `flask --app app regrade BANK [--question Q] [--allow-lower] [--dry-run]`
+grades every stored answer again with the current key (each against its own variant, the try_again penalty
+applied), never lowers a score unless told to, prints and records what changed, updates the attempts' totals and
+sends the new grade of an LMS attempt to the platform's grade book."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import requests
+from conftest import LiveServer, answer_via_form
+from lti_platform import Platform, PlatformServer
+from sqlalchemy import select
+from test_lti_flow import answer_all, launch, learner
+
+from app import create_app, db
+from app.instructor.regrade import regrades
+
+BANK = "rg"
+# Written with a wrong key for `sc` (a, where b is right) and for `heads` (d_model / 4 where each head has
+# d_model / 2 columns, for 2 heads); FIXED is the same bank with both keys put right.
+BANK_YAML = """\
+id: rg
+title: Regrade quiz
+{header}
+questions:
+  - id: sc
+    type: single_choice
+    prompt: With d_model = 128 and 2 heads, how wide is each head?
+    answer: {sc_key}
+    options:
+      - {{id: a, text: "32"}}
+      - {{id: b, text: "64"}}
+      {extra_option}
+    explanation: 128 / 2 = 64.
+  - id: heads
+    type: numeric
+    params:
+      d_model: [64, 128, 256, 512]
+    prompt: "With d_model = {{{{ d_model }}}} and 2 heads, how wide is each head?"
+    answer: d_model / {divisor}
+    tolerance: {{abs: 0}}
+    explanation: d_model over the number of heads.
+"""
+TRY_AGAIN = "feedback: try_again\ntries: 3\npenalty: [1, 0.5, 0.25]"
+
+
+def write_bank(folder, *, sc_key="a", divisor=4, header="", extra_option='- {id: c, text: "128"}'):
+    (folder / f"{BANK}.yaml").write_text(BANK_YAML.format(sc_key=sc_key, divisor=divisor, header=header,
+                                                          extra_option=extra_option))
+
+
+def make_app(tmp_path, database_url: str | None = None):
+    """A new app on the bank file as it is now (the regrade command runs in a fresh `flask` process)."""
+    return create_app({"TESTING": True, "SECRET_KEY": "test-secret-key", "QUIZ_DIR": str(tmp_path / "quizzes"),
+                       "DATABASE_URL": database_url or f"sqlite:///{tmp_path / 'regrade.sqlite3'}"})
+
+
+@pytest.fixture
+def folder(tmp_path):
+    path = tmp_path / "quizzes"
+    path.mkdir()
+    write_bank(path)
+    return path
+
+
+def d_model_shown(client) -> int:
+    page = client.get(f"/quiz/{BANK}/heads").get_data(as_text=True)
+    return int(re.search(r"With d_model = (\d+) and 2 heads", page).group(1))
+
+
+def take(app, sc: str, heads_right: bool, name: str | None = None, finish: bool = True):
+    """A student answers sc, then heads (the truly right d_model / 2 of their own variant, or the old key's
+    d_model / 4); returns the attempt id."""
+    student = app.test_client()
+    if name:
+        token = re.search(r'name="csrf_token" value="([^"]+)"', student.get(f"/quiz/{BANK}/").get_data(as_text=True))
+        student.post(f"/quiz/{BANK}/name", data={"csrf_token": token.group(1), "display_name": name})
+    assert answer_via_form(student, BANK, "sc", sc).status_code == 303
+    if finish:
+        d_model = d_model_shown(student)
+        value = d_model // 2 if heads_right else d_model // 4
+        assert answer_via_form(student, BANK, "heads", str(value)).status_code == 303
+    with student.session_transaction() as session:
+        return session["attempts"][BANK]
+
+
+def rows(app, table, **where):
+    statement = select(table).where(*(table.c[k] == v for k, v in where.items()))
+    with app.extensions["db_engine"].connect() as connection:
+        return connection.execute(statement).all()
+
+
+def scores(app) -> dict[tuple[str, str], float]:
+    return {(r.attempt_id, r.question_id): r.score for r in rows(app, db.responses)}
+
+
+def totals(app) -> dict[str, float | None]:
+    return {r.id: r.total_score for r in rows(app, db.attempts)}
+
+
+def regrade(app, *args):
+    result = app.test_cli_runner().invoke(args=["regrade", BANK, *args])
+    return result
+
+
+@pytest.fixture
+def classroom(folder, tmp_path):
+    """Before the fix: ann picks b (marked wrong) and answers heads right for her variant (marked wrong); ben picks
+    a (marked right) and gives the old key's heads (marked right); cal picks b and has not answered heads yet."""
+    app = make_app(tmp_path)
+    ann = take(app, "b", heads_right=True, name="Ann")
+    ben = take(app, "a", heads_right=False, name="Ben")
+    cal = take(app, "b", heads_right=False, name="Cal", finish=False)
+    assert scores(app) == {(ann, "sc"): 0, (ann, "heads"): 0, (ben, "sc"): 1, (ben, "heads"): 1, (cal, "sc"): 0}
+    assert totals(app) == {ann: 0, ben: 2, cal: None}
+    write_bank(folder, sc_key="b", divisor=2)
+    return make_app(tmp_path), ann, ben, cal
+
+
+def test_a_fixed_key_raises_scores_and_never_lowers_them_by_default(classroom):
+    app, ann, ben, cal = classroom
+    result = regrade(app)
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert re.fullmatch(r"attempt +student +question +old → new", lines[0])
+    assert re.fullmatch(rf"{ann} +Ann +sc +0 → 1", lines[1])
+    assert re.fullmatch(rf"{ann} +Ann +heads +0 → 1", lines[2])  # graded against her own variant's d_model
+    assert re.fullmatch(rf"{cal} +Cal +sc +0 → 1", lines[3])
+    assert "5 answers checked; 3 changed, in 2 attempt(s)." in lines
+    assert "2 score(s) the current key marks lower were kept (use --allow-lower to lower them):" in lines
+    assert any(re.fullmatch(rf"{ben} +Ben +heads +1 → 0", line) for line in lines)
+
+    assert scores(app) == {(ann, "sc"): 1, (ann, "heads"): 1, (ben, "sc"): 1, (ben, "heads"): 1, (cal, "sc"): 1}
+    assert totals(app) == {ann: 2, ben: 2, cal: None}  # cal's total is summed when she finishes
+    recorded = {(r.attempt_id, r.question_id, r.old_score, r.new_score) for r in rows(app, regrades, bank_id=BANK)}
+    assert recorded == {(ann, "sc", 0, 1), (ann, "heads", 0, 1), (cal, "sc", 0, 1)}
+    assert {r.try_number: r.score for r in rows(app, db.tries, attempt_id=ann, question_id="sc")} == {1: 1}
+
+    again = regrade(app)  # a second run finds nothing more to raise
+    assert "5 answers checked; 0 changed." in again.output.splitlines()
+    assert len(rows(app, regrades)) == 3
+
+
+def test_allow_lower_also_lowers_and_dry_run_stores_nothing(classroom):
+    app, ann, ben, cal = classroom
+    before, before_totals = scores(app), totals(app)
+    dry = regrade(app, "--allow-lower", "--dry-run")
+    assert dry.exit_code == 0, dry.output
+    assert "5 answers checked; 5 would change, in 3 attempt(s)." in dry.output
+    assert "Dry run: nothing was stored or sent." in dry.output
+    assert (scores(app), totals(app), rows(app, regrades)) == (before, before_totals, [])
+
+    done = regrade(app, "--allow-lower")
+    assert re.search(rf"{ben} +Ben +sc +1 → 0", done.output) and "kept" not in done.output
+    assert scores(app) == {(ann, "sc"): 1, (ann, "heads"): 1, (ben, "sc"): 0, (ben, "heads"): 0, (cal, "sc"): 1}
+    assert totals(app) == {ann: 2, ben: 0, cal: None}
+
+
+def test_question_limits_the_regrade_to_one_question(classroom):
+    app, ann, _ben, cal = classroom
+    result = regrade(app, "--question", "heads")
+    assert result.exit_code == 0, result.output
+    assert "2 answers checked; 1 changed, in 1 attempt(s)." in result.output
+    assert scores(app)[(ann, "heads")] == 1 and scores(app)[(ann, "sc")] == 0 and scores(app)[(cal, "sc")] == 0
+    assert totals(app)[ann] == 1
+
+
+def test_try_again_regrades_every_try_with_the_penalty_schedule(folder, tmp_path):
+    write_bank(folder, header=TRY_AGAIN)
+    app = make_app(tmp_path)
+    student = app.test_client()
+    for value in ("b", "c", "a"):  # marked wrong, wrong, then right on try 3: 0.25
+        page = student.get(f"/quiz/{BANK}/sc").get_data(as_text=True)
+        number = re.search(r'name="try" value="(\d+)"', page).group(1)
+        token = re.search(r'name="csrf_token" value="([^"]+)"', page).group(1)
+        student.post(f"/quiz/{BANK}/sc", data={"csrf_token": token, "answer": [value], "try": number})
+    with student.session_transaction() as session:
+        attempt = session["attempts"][BANK]
+    assert scores(app) == {(attempt, "sc"): 0.25}
+    write_bank(folder, sc_key="c", header=TRY_AGAIN)
+    result = regrade(make_app(tmp_path))
+    # With c the key, try 2 is right (× 0.5) and try 3 wrong: the best of score × factor is 0.5.
+    assert re.search(rf"{attempt} +\(anonymous\) +sc +0.25 → 0.5", result.output), result.output
+    assert {r.try_number: r.score for r in rows(app, db.tries, attempt_id=attempt)} == {1: 0, 2: 1, 3: 0}
+
+
+def test_an_answer_that_no_longer_fits_is_reported_and_left_alone(folder, tmp_path):
+    app = make_app(tmp_path)
+    chose_c = take(app, "c", heads_right=True)
+    chose_b = take(app, "b", heads_right=True)
+    write_bank(folder, sc_key="b", divisor=2, extra_option="")  # option c is removed
+    result = regrade(make_app(tmp_path))
+    assert result.exit_code == 0, result.output
+    assert (f"not regraded: attempt {chose_c} ((anonymous)), question sc: try 1's answer \"c\" no longer fits: "
+            "There is no option 'c' in this question. Options are 'a', 'b'.") in result.output
+    assert scores(app)[(chose_c, "sc")] == 0 and scores(app)[(chose_c, "heads")] == 1
+    assert scores(app)[(chose_b, "sc")] == 1
+
+
+@pytest.mark.parametrize("args, message", [
+    (["regrade", "nope"], "error: no bank 'nope' is served from"),
+    (["regrade", BANK, "--question", "zz"], "error: bank 'rg' has no question 'zz'; its questions are: sc, heads."),
+])
+def test_a_name_that_names_nothing_is_a_clear_error(folder, tmp_path, args, message):
+    result = make_app(tmp_path).test_cli_runner().invoke(args=args)
+    assert result.exit_code == 2 and message in result.output
+
+
+def test_regrade_on_postgresql(postgres, folder, tmp_path):
+    url = postgres.create_database("regrade")
+    app = make_app(tmp_path, url)
+    ann = take(app, "b", heads_right=True, name="Ann")
+    write_bank(folder, sc_key="b", divisor=2)
+    fixed = make_app(tmp_path, url)
+    try:
+        result = regrade(fixed)
+        assert "2 answers checked; 2 changed, in 1 attempt(s)." in result.output, result.output
+        assert totals(app) == {ann: 2}
+        assert len(rows(app, regrades, attempt_id=ann)) == 2
+    finally:
+        for each in (app, fixed):
+            each.extensions["db_engine"].dispose()
+
+
+# --- the new score reaches the LMS ---------------------------------------------------------------------------
+
+LTI_BANK = """\
+id: demo
+title: Demo bank
+questions:
+  - id: heads
+    type: numeric
+    prompt: How many heads?
+    explanation: Eight.
+    answer: {heads_key}
+  - id: sum
+    type: numeric
+    prompt: One plus one?
+    explanation: Two.
+    answer: 2
+"""
+
+
+def test_a_regraded_lms_attempt_sends_its_new_score_to_the_grade_book(tmp_path):
+    platform = Platform(issuer_suffix="-regrade")
+    (tmp_path / "quizzes").mkdir()
+    (tmp_path / "quizzes" / "demo.yaml").write_text(LTI_BANK.format(heads_key=7))  # a wrong key: 8 is right
+    config = {"TESTING": True, "SECRET_KEY": "lti-test-secret", "QUIZ_DIR": str(tmp_path / "quizzes"),
+              "DATABASE_URL": f"sqlite:///{tmp_path / 'tool.sqlite3'}"}
+    app = create_app(config)
+    with PlatformServer(platform), LiveServer(app) as server:
+        platform.tool_url = server.url
+        added = app.test_cli_runner().invoke(args=[
+            "lti", "add-platform", "--issuer", platform.issuer, "--client-id", platform.client_id,
+            "--auth-url", f"{platform.url}/authorize", "--token-url", f"{platform.url}/token",
+            "--jwks-url", f"{platform.url}/jwks", "--deployment-id", platform.deployment_id])
+        assert added.exit_code == 0, added.output
+        alice = requests.Session()
+        launch(alice, platform, learner("alice"))
+        answer_all(alice, server, {"heads": "8", "sum": "2"})
+        assert platform.gradebook("course-a")["Quiz link link-1"]["alice"]["scoreGiven"] == 1.0
+
+        (tmp_path / "quizzes" / "demo.yaml").write_text(LTI_BANK.format(heads_key=8))
+        result = create_app(config).test_cli_runner().invoke(args=["regrade", "demo"])
+        assert result.exit_code == 0, result.output
+        assert re.search(r"Student alice +heads +0 → 1", result.output), result.output
+        assert "1 LMS attempt(s): the new grade was queued and sent" in result.output
+        assert platform.gradebook("course-a")["Quiz link link-1"]["alice"]["scoreGiven"] == 2.0
