@@ -226,7 +226,7 @@ def current_key() -> tuple[str, str]:
             # Two workers' first launches at once: the first insert wins and both use the oldest key.
             if connection.execute(select(keys.c.kid).limit(1)).first() is None:
                 connection.execute(insert(keys).values(kid=kid, private_pem=pem, created_at=db.now()))
-    except IntegrityError:
+    except IntegrityError:  # another worker stored its key first: the query below returns that one
         pass
     with db.engine().connect() as connection:
         row = connection.execute(select(keys).order_by(keys.c.created_at.asc()).limit(1)).first()
