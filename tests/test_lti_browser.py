@@ -36,10 +36,19 @@ def test_deep_linking_in_a_browser_posts_back_to_the_lms(browser, tool, lms):  #
                                           resource_link=None, deep_link=True)))
     page.wait_for_url(f"{tool.url}/lti/launch")
     page.click("label:has-text('Demo bank')")
+    page.click("button:has-text('Next: its settings in this course')")
     page.click("label:has-text('latest finished attempt')")
+    page.fill("input[name=time_limit]", "20 minutes")
     page.click("button:has-text('Add this quiz to the course')")
+    assert page.get_attribute("#time_limit", "aria-invalid") == "true"  # refused, next to its field
+    assert "expected a duration like 20m" in page.inner_text("#time_limit-error")
+    page.fill("#time_limit", "20m")
+    page.select_option("#shuffle_questions", "true")
+    page.click("button:has-text('Add this quiz to the course')")
+    assert "a time limit of 20 minutes per attempt" in page.content()
     page.click("button:has-text('Return to the course with this quiz')")
     page.wait_for_url(f"{lms.url}/deep-link-return")
     assert "added 1 item(s)" in page.content() and blocked == []
-    assert lms.deep_link_items[-1][0]["custom"] == {"bank": "demo", "score_policy": "latest"}
+    assert lms.deep_link_items[-1][0]["custom"] == {"bank": "demo", "score_policy": "latest", "time_limit": "20m",
+                                                    "shuffle_questions": "true"}
     context.close()

@@ -247,6 +247,9 @@ def test_deep_linking_returns_a_signed_item_the_platform_accepts(tool, lms):
     assert picker.status_code == 200 and "Choose the quiz this link opens" in picker.text, picker.text[:500]
     form = only_form(picker.text)
     assert form["fields"]["bank"] == "demo"
+    step = teacher.post(tool.url + form["action"], data=form["fields"])
+    assert step.status_code == 200 and "Demo bank in this course" in step.text, step.text[:500]
+    form = only_form(step.text)
     chosen = teacher.post(tool.url + form["action"], data={**form["fields"], "score_policy": "latest"})
     assert chosen.status_code == 200, chosen.text[:500]
     assert lms.url in chosen.headers["Content-Security-Policy"]  # the form may go back to the LMS, and only there

@@ -10,8 +10,9 @@ from flask import Flask
 
 from . import store  # noqa: F401  (defines the lti_* tables on app.db.metadata before migrate runs)
 from .grades import on_attempt_finished
+from .settings import attempt_bank
 
-__all__ = ["init_app", "on_attempt_finished"]
+__all__ = ["attempt_bank", "init_app", "on_attempt_finished"]
 
 
 def init_app(app: Flask) -> None:

@@ -24,8 +24,11 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     delete,
+    event,
     insert,
+    inspect,
     select,
+    text,
     update,
 )
 from sqlalchemy.exc import IntegrityError
@@ -88,8 +91,20 @@ links = Table(
     Column("lineitems_url", Text),
     Column("lineitem_url", Text),  # the line item scores go to: the platform's, or the one created once
     Column("lineitem_claimed_at", DateTime(timezone=True)),  # a worker is creating the line item
+    # JSON: the assessment settings the link's last launch carried as custom parameters (app.lti.settings)
+    Column("settings", Text),
     UniqueConstraint("platform_id", "deployment_id", "context_id", "resource_link_id", name="uq_lti_link"),
 )
+
+
+@event.listens_for(metadata, "after_create")
+def _add_link_settings(target, connection, **kw) -> None:
+    """create_all (app.db.migrate, at every start) adds no column to a table it finds: a database whose links
+    predate per-link settings gets the column here. A worker that loses the race to add it fails, and migrate's
+    retry finds it added."""
+    if "settings" not in {c["name"] for c in inspect(connection).get_columns("lti_links")}:
+        connection.execute(text("ALTER TABLE lti_links ADD COLUMN settings TEXT"))
+
 
 attempt_users = Table(
     "lti_attempts", metadata,
@@ -305,22 +320,26 @@ class Link:
     ags_scopes: list[str] | None
     lineitems_url: str | None
     lineitem_url: str | None
+    settings: dict[str, str]  # custom parameter -> value, as the platform signed them
 
 
 def _link(row) -> Link:
     return Link(row.id, row.platform_id, row.deployment_id, row.context_id, row.resource_link_id,
                 row.context_title, row.resource_title, row.bank_id, row.score_policy,
-                json.loads(row.ags_scopes) if row.ags_scopes else None, row.lineitems_url, row.lineitem_url)
+                json.loads(row.ags_scopes) if row.ags_scopes else None, row.lineitems_url, row.lineitem_url,
+                json.loads(row.settings) if row.settings else {})
 
 
 def save_link(platform_id: int, deployment_id: str, context_id: str, resource_link_id: str, **values) -> Link:
     """Create or update the link for this placement; values the launch did not carry (None) are kept,
-    except the line item the platform names, which replaces one the tool made."""
+    except the line item the platform names, which replaces one the tool made. `settings` (a dict) are
+    those of this launch: every launch of a link carries all its custom parameters."""
     key = (links.c.platform_id == platform_id, links.c.deployment_id == deployment_id,
            links.c.context_id == context_id, links.c.resource_link_id == resource_link_id)
     fresh = {name: value for name, value in values.items() if value is not None}
-    if "ags_scopes" in fresh:
-        fresh["ags_scopes"] = json.dumps(fresh["ags_scopes"])
+    for name in ("ags_scopes", "settings"):
+        if name in fresh:
+            fresh[name] = json.dumps(fresh[name])
     for _ in range(2):
         with _connect() as connection:
             row = connection.execute(select(links).where(*key)).first()
@@ -379,6 +398,14 @@ def attempt_owner(attempt_id: str):
     with db.engine().connect() as connection:
         return connection.execute(select(attempt_users.c.link_id, attempt_users.c.user_sub).where(
             attempt_users.c.attempt_id == attempt_id)).first()
+
+
+def attempt_link(attempt_id: str) -> Link | None:
+    """The link an LTI attempt was started from, or None for an anonymous one."""
+    with db.engine().connect() as connection:
+        row = connection.execute(select(links).join(attempt_users, attempt_users.c.link_id == links.c.id)
+                                 .where(attempt_users.c.attempt_id == attempt_id)).first()
+    return _link(row) if row else None
 
 
 def user_attempts(link_id: int, user_sub: str) -> list:

@@ -16,7 +16,7 @@ from ..bank import banks
 from ..errors import AppError, BadInput
 from ..web import CONTENT_SECURITY_POLICY, progress
 from ..web.progress import MAX_DISPLAY_NAME
-from . import grades, store
+from . import grades, settings, store
 from .tool import CLAIM, DEEP_LINKING_REQUEST, LaunchRefused, launch_from_cache, login_redirect, validate_launch
 
 bp = Blueprint("lti", __name__, url_prefix="/lti")
@@ -50,8 +50,7 @@ def launch():
         session.clear()
         session[DEEP_LINK] = message.get_launch_id()
         listed = sorted(banks().banks.values(), key=lambda b: b.title.lower())
-        return render_template("lti/deep_link.html", banks=listed, launch_id=message.get_launch_id(),
-                               policies=grades.SCORE_POLICIES)
+        return render_template("lti/deep_link.html", banks=listed, launch_id=message.get_launch_id())
     platform = store.find_platform(body["iss"], message.get_client_id())
     link = _save_link(platform, body, need_bank=not is_teacher)
     if is_teacher:
@@ -85,10 +84,6 @@ def _save_link(platform: store.Platform, body: dict, need_bank: bool) -> store.L
     if policy is not None and policy not in grades.SCORE_POLICIES:
         raise BadInput(f"The link's custom parameter score_policy={policy!r} must be one of "
                        f"{', '.join(grades.SCORE_POLICIES)}.")
-    ags = body.get(AGS) if isinstance(body.get(AGS), dict) else {}
-    values = dict(context_title=_text(context.get("title")), resource_title=_text(resource.get("title")),
-                  score_policy=policy, ags_scopes=ags.get("scope") or None, lineitems_url=ags.get("lineitems"),
-                  lineitem_url=ags.get("lineitem"))
     if bank_id is None:
         known = store.find_link(*key)
         if known is None and not need_bank:
@@ -97,6 +92,17 @@ def _save_link(platform: store.Platform, body: dict, need_bank: bool) -> store.L
             raise BadInput("This course link does not say which quiz to open. Add it again through the tool's "
                            "content selection (deep linking), or set the custom parameter bank=<quiz id>.")
         bank_id = known.bank_id
+    chosen = settings.given(custom)
+    problems = settings.apply(banks().get(str(bank_id)), chosen)[1]
+    if problems:
+        raise BadInput(" ".join(f"The link's custom parameter {name} is refused: {message}."
+                                for name, message in problems.items())
+                       + " Correct it in the link's custom parameters, or add the quiz again through the tool's "
+                         "content selection.")
+    ags = body.get(AGS) if isinstance(body.get(AGS), dict) else {}
+    values = dict(context_title=_text(context.get("title")), resource_title=_text(resource.get("title")),
+                  score_policy=policy, ags_scopes=ags.get("scope") or None, lineitems_url=ags.get("lineitems"),
+                  lineitem_url=ags.get("lineitem"), settings=chosen)
     return store.save_link(*key, bank_id=str(bank_id), **values)
 
 
@@ -110,17 +116,33 @@ def _user_name(body: dict) -> str | None:
 
 
 def _open_attempt(link: store.Link, body: dict):
-    """A learner's launch: resume their unfinished attempt in this link, or start a new one that is theirs."""
-    bank = banks().get(link.bank_id)
+    """A learner's launch: resume their unfinished attempt in this link, or start a new one that is theirs, under
+    the link's settings; `attempts:` counts this LMS user's attempts in this link, from any browser."""
+    bank = settings.apply(banks().get(link.bank_id), link.settings)[0]
     session.clear()  # a launch is a new identity: nothing of the browser's previous user carries over
     user_sub, name = str(body["sub"]), _user_name(body)
-    unfinished = [a for a in store.user_attempts(link.id, user_sub)
-                  if a.finished_at is None and a.bank_id == bank.id]  # a re-pointed link starts afresh
+    taken = [a for a in store.user_attempts(link.id, user_sub) if a.bank_id == bank.id]  # a re-pointed link: afresh
+    progress.count_started(bank, len(taken))
+    unfinished = [a for a in taken if a.finished_at is None]
     if unfinished:
         progress.adopt(bank, unfinished[0].id)
+    elif bank.attempts is not None and len(taken) >= bank.attempts:
+        progress.adopt(bank, taken[0].id)  # the latest: its results stay on the quiz's pages
+        raise progress.NoAttemptsLeft(_no_attempts_left(link, user_sub, bank))
     else:
         store.map_attempt(progress.start(bank, display_name=name).id, link.id, user_sub, name)
     return redirect(url_for("quiz.start", bank_id=bank.id), 303)
+
+
+def _no_attempts_left(link: store.Link, user_sub: str, bank) -> str:
+    allowed = ("1 attempt, and you have used it" if bank.attempts == 1
+               else f"{bank.attempts} attempts, and you have used all of them")
+    sentence = f"This course's link to {bank.title!r} allows {allowed}, so no new attempt was started."
+    score = grades.score_to_send(link, user_sub)
+    if score is not None:
+        counted = "best score" if link.score_policy == "best" else "latest attempt's score"
+        sentence += f" Your {counted}, {score[0]:g} / {score[1]:g}, is the one that goes to the course's grade book."
+    return sentence + " Your results stay on the quiz's page."
 
 
 def _open_course(platform: store.Platform, body: dict):
@@ -175,17 +197,25 @@ def send_grades():
 
 @bp.post("/deep-link")
 def deep_link():
+    """The instructor's two steps: the quiz (from the launch's page), then its settings in this course; the item
+    goes back to the LMS once every setting is valid."""
     launch_id = request.form.get("launch_id", "")
     if not launch_id or session.get(DEEP_LINK) != launch_id:
         raise NotAllowed("This content selection was not started in this browser, or was already sent. Start "
                          "it again from the course.")
     message = launch_from_cache(launch_id)
     bank = banks().get(request.form.get("bank", ""))
+    chosen = settings.given(request.form)
+    placed, problems = settings.apply(bank, chosen)
     policy = request.form.get("score_policy", "best")
     if policy not in grades.SCORE_POLICIES:
-        raise BadInput(f"Choose which score counts: {' or '.join(grades.SCORE_POLICIES)}.")
+        problems["score_policy"] = f"choose which score counts: {' or '.join(grades.SCORE_POLICIES)}"
+    if request.form.get("step") != "settings" or problems:
+        return render_template("lti/deep_link_settings.html", bank=bank, launch_id=launch_id, values=request.form,
+                               problems=problems, policies=grades.SCORE_POLICIES, when=progress.when,
+                               duration=progress.duration), 400 if problems else 200
     item = (DeepLinkResource().set_url(url_for(".launch", _external=True)).set_title(bank.title)
-            .set_custom_params({"bank": bank.id, "score_policy": policy})
+            .set_custom_params({"bank": bank.id, "score_policy": policy, **chosen})
             .set_lineitem(LineItem().set_label(bank.title).set_score_maximum(len(bank.questions))
                           .set_resource_id(bank.id).set_tag(grades.TOOL_TAG)))
     deep = message.get_deep_link()
@@ -194,7 +224,8 @@ def deep_link():
         "deep_link_return_url"]
     session.pop(DEEP_LINK, None)
     parts = urlsplit(return_url)
-    page = render_template("lti/deep_link_return.html", bank=bank, policy=policy, return_url=return_url, jwt=token)
+    page = render_template("lti/deep_link_return.html", bank=placed, policy=policy, chosen=chosen,
+                           return_url=return_url, jwt=token, when=progress.when, duration=progress.duration)
     # The form goes back to the LMS: this one page's form-action allows the LMS's origin besides 'self'.
     csp = CONTENT_SECURITY_POLICY.replace("form-action 'self'", f"form-action 'self' {parts.scheme}://{parts.netloc}")
     return page, 200, {"Content-Security-Policy": csp}

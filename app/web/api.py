@@ -200,7 +200,7 @@ def answer_in_attempt(bank_id: str, attempt_id: str, question_id: str):
                                    or not 1 <= try_number <= allowed):
         raise BadInput(f"try must be a whole number from 1 to {allowed} (this quiz allows {allowed} "
                        f"{'tries' if allowed > 1 else 'try'} per question); nothing was stored.")
-    progress.check_open(bank)
+    progress.check_open(attempt.bank)  # an LMS link's attempt: the link's window
     progress.check_time(attempt)  # before the answer is read: a late answer is refused whatever it says
     answer = parse_answer(attempt.variant(question), body["answer"])
     outcome = progress.submit(attempt, question, answer, try_number)

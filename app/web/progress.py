@@ -5,7 +5,8 @@ Grades are recomputed from stored tries, so a page shows the same result on relo
 or after a double submit (the first try of each number stands, even across app servers). The bank's feedback
 mode decides how many tries a question takes, what they score, and when the key may be shown. Its assessment
 settings decide the order (shuffle, drawn from the attempt's seed), when answers are taken (opens/closes, the time
-limit from the attempt's started_at) and how many attempts a browser session may start.
+limit from the attempt's started_at) and how many attempts a browser session may start (an LMS launch's: its
+user's, per link, with the link's settings; see app.lti.settings).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from ..bank.schema import Bank, Question
 from ..bank.variants import MAX_SEED, PLACEHOLDER, has_params, instantiate
 from ..errors import AppError, BadInput, NotFound
 from ..grading import Answer, Grade, grade, parse_answer
-from ..lti import on_attempt_finished
+from ..lti import attempt_bank, on_attempt_finished
 from .limits import charge_attempt_start
 
 MAX_DISPLAY_NAME = 80
@@ -293,6 +294,11 @@ def check_can_start(bank: Bank) -> None:
                              "page.")
 
 
+def count_started(bank: Bank, used: int) -> None:
+    """Set how many attempts at `bank` this session has started: an LMS launch counts its user's in that link."""
+    session["started"] = {**session.get("started", {}), bank.id: used}
+
+
 def attempts_note(bank: Bank) -> str | None:
     if bank.attempts is None:
         return None
@@ -330,7 +336,7 @@ def load(bank: Bank, attempt_id: str) -> Attempt | None:
         state = memo[attempt_id] = db.attempt_state(attempt_id)
     if state.row is None or state.row.bank_id != bank.id:
         return None
-    return Attempt(bank, state)
+    return Attempt(attempt_bank(bank, attempt_id), state)  # an LMS link's attempt: the link's settings
 
 
 def _forget() -> None:
@@ -362,6 +368,12 @@ def current(bank: Bank) -> Attempt | None:
     """The session's attempt at `bank`, if it has one that is stored."""
     current_id = attempt_id(bank)
     return load(bank, current_id) if current_id else None
+
+
+def settings(bank: Bank) -> Bank:
+    """`bank` as the session's attempt at it sees it: with the settings of its LMS link, if it has one."""
+    attempt = current(bank)
+    return attempt.bank if attempt is not None else bank
 
 
 def start(bank: Bank, display_name: str | None = None, questions: list[Question] | None = None) -> Attempt:

@@ -40,6 +40,7 @@ def start(bank_id: str):
     attempt = progress.current(bank)  # none yet: the first question page starts one (no row for a visit)
     if attempt is not None and not attempt.finished and progress.close_if_over(attempt):
         attempt = progress.current(bank)  # as closed now
+    bank = attempt.bank if attempt else bank  # an LMS link's attempt: the notes show the link's settings
     answered = attempt.closed_ids() if attempt else set()
     listed = attempt.questions if attempt else bank.questions
     next_question = next((q for q in listed if q.id not in answered), None)
@@ -98,6 +99,7 @@ def _question_page(attempt, item, error=None, status=200):
 @bp.get("/quiz/<bank_id>/<question_id>")
 def question(bank_id: str, question_id: str):
     bank, item = banks().question(bank_id, question_id)
+    bank = progress.settings(bank)  # an LMS link's attempt: the link's window
     progress.check_open(bank)
     fresh = progress.current(bank) is None and bank.shuffle is not None and bank.shuffle.questions
     attempt = _attempt_with(bank, item, start=True)  # the first question page starts the attempt (rate-limited)
@@ -121,6 +123,7 @@ def _try_number(raw: str | None) -> int | None:
 @limiter.limit(lambda: current_app.config["RATE_LIMIT_SUBMIT"])
 def submit(bank_id: str, question_id: str):
     bank, item = banks().question(bank_id, question_id)
+    bank = progress.settings(bank)  # an LMS link's attempt: the link's window
     progress.check_open(bank)
     attempt = _attempt_with(bank, item, start=True)
     try_number = _try_number(request.form.get("try"))
