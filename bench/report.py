@@ -299,7 +299,8 @@ def _load_section(load, why=None) -> list[str]:
         "serves the bundled banks. The per-session rate limits are lifted (64 connections from one address are "
         "the load here, not abuse).",
         "",
-        f"A student answers every question of the bundled bank and opens each answer page once. Then wrk "
+        f"A student answers every question of the bundled bank and opens each answer page once; then 8 connections "
+        "open every page once more, so that both workers have computed each page's visual. Then wrk "
         f"(2 threads, {load['connections']} connections, keep-alive) requests that student's "
         f"{len(load['answer_paths'])} answer pages in turn, with its session cookie, for {load['seconds']} s. "
         f"After each response a connection waits a random time (exponential, mean {THINK_MS / 1000:g} s, at most "

@@ -315,6 +315,38 @@ def test_an_instructor_session_of_one_course_does_not_open_another(tool, lms):
     assert "Course course-m" in page.text and "course-other" not in page.text
 
 
+def test_a_learner_cannot_change_another_learners_grade_or_see_another_course(tool, lms):
+    eve = requests.Session()
+    launch(eve, lms, learner("eve", context="course-x", link="link-x"))
+    answer_all(eve, tool, RIGHT)
+    eve_attempt = finish(tool, "course-x", "link-x", "eve")
+
+    mallory = requests.Session()  # a learner of another course that links the same quiz
+    launch(mallory, lms, learner("mallory", context="course-y", link="link-y"))
+    pages = [mallory.get(f"{tool.url}/quiz/demo/").text, mallory.get(f"{tool.url}/quiz/demo/heads").text]
+    assert not any(eve_attempt in page or "Student eve" in page for page in pages)  # nothing of eve's is shown
+    # Even with eve's attempt id, which no page of hers shows, nothing changes: eve's questions are closed.
+    posted = mallory.post(f"{tool.url}/api/banks/demo/attempts/{eve_attempt}/questions/heads/answer",
+                          json={"answer": 3})
+    assert posted.status_code == 400 and "Nothing was stored" in posted.text, posted.text[:300]
+    # A session cookie naming eve's attempt is refused: the cookie is signed with the server's key.
+    jar = mallory.cookies.get_dict()
+    forged = requests.Session()
+    forged.cookies.set("session", jar.get("session", "")[:-3] + "abc", domain="127.0.0.1")
+    assert "Student eve" not in forged.get(f"{tool.url}/quiz/demo/summary").text
+    answer_all(mallory, tool, WRONG)
+    finish(tool, "course-y", "link-y", "mallory")
+
+    eve_book, mallory_book = lms.gradebook("course-x"), lms.gradebook("course-y")
+    assert {user: score["scoreGiven"] for column in eve_book.values() for user, score in column.items()} \
+        == {"eve": 2.0}
+    assert {user: score["scoreGiven"] for column in mallory_book.values() for user, score in column.items()} \
+        == {"mallory": 0.0}
+    teacher = requests.Session()
+    course = launch(teacher, lms, instructor(context="course-y", link="link-y"))
+    assert "Student mallory" in course.text and "Student eve" not in course.text
+
+
 def _segments(token: str) -> list[str]:
     return token.split(".")
 
