@@ -142,6 +142,7 @@ class StoredTry:
     number: int
     answer: Any
     final: bool
+    score: float  # as graded when it was given, or as a regrade set it
 
 
 def now() -> datetime:
@@ -318,7 +319,7 @@ _ATTEMPT_COLUMNS = [column.name for column in attempts.c]
 # Built once: constructing a statement costs more than SQLite takes to run it.
 _ATTEMPT_STATE = (
     select(attempts, tries.c.question_id.label("t_question_id"), tries.c.try_number.label("t_number"),
-           tries.c.answer.label("t_answer"), tries.c.final.label("t_final"))
+           tries.c.answer.label("t_answer"), tries.c.final.label("t_final"), tries.c.score.label("t_score"))
     .select_from(attempts.outerjoin(tries, tries.c.attempt_id == attempts.c.id))
     .where(attempts.c.id == bindparam("attempt_id"))
     .order_by(tries.c.try_number)
@@ -337,7 +338,7 @@ def attempt_state(attempt_id: str) -> AttemptState:
     for r in rows:
         if r.t_question_id is not None:
             stored.setdefault(r.t_question_id, []).append(
-                StoredTry(r.t_question_id, r.t_number, json.loads(r.t_answer), bool(r.t_final)))
+                StoredTry(r.t_question_id, r.t_number, json.loads(r.t_answer), bool(r.t_final), float(r.t_score)))
     return AttemptState(row, stored)
 
 

@@ -45,12 +45,18 @@ class Grade:
     options: list[GradedOption] = field(default_factory=list)  # none for numeric, matrix and cells questions
     explanation: str = ""
     misconception: Misconception | None = None  # the common slip a wrong answer matches (its .id, .feedback)
+    graded: float | None = None  # when `score` is a stored one: the score against the key as it is now
 
     @property
     def verdict(self) -> str:
         if self.correct:
             return "correct"
-        return "partial" if self.score > 0 else "incorrect"
+        return "partial" if (self.score if self.graded is None else self.graded) > 0 else "incorrect"
+
+    @property
+    def key_changed(self) -> bool:
+        """The stored score differs from a grading now: the key was edited since, and no regrade followed it."""
+        return self.graded is not None and abs(self.graded - self.score) > 1e-6
 
 
 def correct_answer(question: Question) -> Answer:

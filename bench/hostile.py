@@ -57,6 +57,7 @@ class HostileServer(Server):
     proxy hop so that each simulated client has its own address, plus any settings of the case."""
 
     extra_env: dict = field(default_factory=dict)
+    front: bool = False  # gunicorn itself, without the image's nginx: the app's own limits are what is measured
     root: Path = ROOT  # the tree whose app, entrypoint and gunicorn settings are served (another: a baseline)
 
     @property

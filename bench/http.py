@@ -1,10 +1,11 @@
-"""HTTP: answer pages under 64 connections, worker memory, and the cold start, through gunicorn as the
-container runs it.
+"""HTTP: answer pages under 64 connections, worker memory, and the cold start, through the image's nginx and
+gunicorn as the container runs them.
 
 The server is launched the way the image launches it: `docker/entrypoint.sh gunicorn --config
 docker/gunicorn.conf.py "app:create_app()"`, with the runtime stage's ENV lines of the Dockerfile
-(read from it: 2 workers x 4 threads, one BLAS thread per worker, auto-migration off, the entrypoint's
-`flask init-db` first), except that it binds 127.0.0.1 only and keeps its data in a temporary
+(read from it: 2 workers x 8 threads, one BLAS thread per worker, auto-migration off, the entrypoint's
+`flask init-db` first), gunicorn on a unix socket behind nginx with docker/nginx.conf (as docker/serve.sh
+runs them), except that nginx listens on 127.0.0.1 only and everything keeps its files in a temporary
 instance folder. Load comes from Debian's wrk at 64 connections. Everything runs against 127.0.0.1,
 with bounded durations, and every server is stopped by this process.
 """
@@ -178,7 +179,9 @@ class Server:
     instance: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="aq-bench-")))
     secret_key: str = field(default_factory=lambda: secrets.token_hex(32))
     port: int = 0
+    front: bool = True  # nginx in front, with the image's docker/nginx.conf; False: gunicorn on `port` itself
     process: subprocess.Popen | None = None
+    nginx: subprocess.Popen | None = None
     started_at: float = 0.0
     exec_at: float | None = None  # when the entrypoint exec'd gunicorn
 
@@ -199,8 +202,9 @@ class Server:
         return int(self.env.get("GUNICORN_WORKERS", "2"))
 
     def command(self) -> list[str]:
+        bind = f"unix:{self.instance / 'run' / 'gunicorn.sock'}" if self.front else f"127.0.0.1:{self.port}"
         gunicorn = [str(Path(sys.executable).parent / "gunicorn"), "--config", str(ROOT / "docker" / "gunicorn.conf.py"),
-                    "--bind", f"127.0.0.1:{self.port}", self.app_spec]
+                    "--bind", bind, self.app_spec]
         return ["sh", str(ROOT / "docker" / "entrypoint.sh"), *gunicorn] if self.entrypoint else gunicorn
 
     def start(self) -> None:
@@ -212,6 +216,24 @@ class Server:
         log.close()
         if self.entrypoint:
             threading.Thread(target=self._watch_exec, daemon=True).start()
+        if self.front:
+            self._start_nginx()
+
+    def _start_nginx(self) -> None:
+        """nginx with the image's docker/nginx.conf; only its places differ (the image's /tmp/attention-quiz is the
+        instance folder's run/, it listens on 127.0.0.1:port, its access log goes to a file). Until gunicorn's
+        socket exists it answers 502, which wait_until polls through, as a probe of the container would."""
+        run = self.instance / "run"
+        (run / "nginx").mkdir(parents=True, exist_ok=True)
+        conf = ((ROOT / "docker" / "nginx.conf").read_text().replace("/tmp/attention-quiz", str(run))
+                .replace("listen 8000", f"listen 127.0.0.1:{self.port}")
+                .replace("access_log /dev/stdout", f"access_log {self.instance / 'nginx-access.log'}"))
+        (run / "nginx.conf").write_text(conf)
+        # As root (CI), nginx's workers would switch to nobody, who cannot enter the private instance folder.
+        user = " user root root;" if os.geteuid() == 0 else ""
+        with open(self.instance / "nginx.log", "ab") as log:
+            self.nginx = subprocess.Popen(["nginx", "-c", str(run / "nginx.conf"), "-e", "stderr",
+                                           "-g", f"daemon off;{user}"], stdout=log, stderr=log)
 
     def _watch_exec(self) -> None:
         """Note when the entrypoint's shell becomes gunicorn (same pid, new command line)."""
@@ -283,6 +305,13 @@ class Server:
                 "anon_mb": max(private, default=0.0)}
 
     def stop(self) -> None:
+        if self.nginx and self.nginx.poll() is None:
+            self.nginx.send_signal(signal.SIGQUIT)  # graceful, as docker/serve.sh stops it
+            try:
+                self.nginx.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.nginx.kill()
+                self.nginx.wait()
         if self.process and self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)  # the master stops its own workers
             try:
@@ -309,8 +338,7 @@ def wrk(port: int, requests: list[tuple[str, str]], seconds: int, workdir: Path,
     paths_file.write_text("".join(f"{cookie}|{path}\n" for cookie, path in requests))
     command = ["wrk", f"-t{WRK_THREADS}", f"-c{CONNECTIONS}", f"-d{seconds}s", "--timeout", "10s",
                "-s", str(Path(__file__).with_name("wrk_report.lua")), f"http://127.0.0.1:{port}"]
-    env = {**os.environ, "WRK_PATHS": str(paths_file), "WRK_THINK_MS": str(think_ms),
-           "WRK_CONNECTIONS_PER_THREAD": str(CONNECTIONS // WRK_THREADS)}
+    env = {**os.environ, "WRK_PATHS": str(paths_file), "WRK_THINK_MS": str(think_ms)}
     out = subprocess.run(command, capture_output=True, text=True, env=env, timeout=seconds + 60)
     line = next((l for l in out.stdout.splitlines() if l.startswith("WRKJSON ")), None)
     if line is None:

@@ -230,7 +230,8 @@ def section(model: dict | None) -> list[str]:
             f"\"{BANK}\" bank: a student answers its {len(load['answer_paths'])} questions and opens each answer page "
             "once, then 8 connections open every page once more, so that both workers have computed and cached each "
             "page's model visual (its words and sizes; the page draws nothing). Then wrk runs as in that section: "
-            f"{CONNECTIONS} connections, each waiting a random time (mean {THINK_MS / 1000:g} s) after each page, "
+            f"{CONNECTIONS} connections through the image's nginx, each waiting a random time (mean "
+            f"{THINK_MS / 1000:g} s) before each page, "
             "alternating with the static file (ABAB), then each saturated (every connection sends its next request "
             "at once: the capacity, not a goal).",
             "",

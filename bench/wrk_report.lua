@@ -21,19 +21,12 @@ end
 -- that mean (a student reading the page): arrivals like those of many independent readers, not a
 -- lock-step burst every period.
 local think = tonumber(os.getenv("WRK_THINK_MS") or "0")
--- wrk waits a delay() before a connection's first request too, but a browser opens a connection to send a
--- request at once. And an idle new connection holds one of gunicorn's gthread threads for up to 5 s, waiting
--- for its first bytes: 32 of them per worker queued the other requests for a second. So the first delay() of
--- each of this thread's connections (they all connect before any response) is 0: every connection's first
--- request goes at the same instant, then each waits its reading time.
-local first_requests = tonumber(os.getenv("WRK_CONNECTIONS_PER_THREAD") or "0")
+-- wrk waits a delay() before a connection's first request too, so the 64 connections start at independent
+-- random times, as readers arriving do, not in one burst at the first instant. (Behind the image's nginx an idle
+-- connection costs gunicorn nothing; gunicorn alone would hold one of its threads for each, up to 5 s.)
 if think > 0 then
   function delay()
-    if first_requests > 0 then
-      first_requests = first_requests - 1
-      return 0
-    end
-    -- Capped at 4 means (4 s), under gunicorn's 5 s keep-alive: a longer pause would find the connection
+    -- Capped at 4 means (4 s), under nginx's 15 s keep-alive: a longer pause would find the connection
     -- closed, which a browser reopens on its own but wrk counts as an error and a slow request.
     return math.floor(math.min(-think * math.log(1 - math.random()), 4 * think))
   end

@@ -158,6 +158,28 @@ def test_allow_lower_also_lowers_and_dry_run_stores_nothing(classroom):
     assert totals(app) == {ann: 2, ben: 0, cal: None}
 
 
+def test_a_students_page_shows_the_recorded_score_until_a_regrade_changes_it(folder, tmp_path):
+    """The verdict follows the key as it is now; the score stays what the grade book holds, so a fix against the
+    student lowers it on their page only when `--allow-lower` lowers it everywhere."""
+    ben = make_app(tmp_path).test_client()
+    assert answer_via_form(ben, BANK, "sc", "a").status_code == 303  # right under the old key
+    cookie = ben.get_cookie("session").value
+    write_bank(folder, sc_key="b", divisor=2)  # the key fixed: a is wrong
+    app = make_app(tmp_path)
+
+    def page() -> str:
+        student = app.test_client()
+        student.set_cookie("session", cookie)
+        return " ".join(student.get(f"/quiz/{BANK}/sc/answer").get_data(as_text=True).split())
+
+    changed = "The question's key has been changed since"
+    assert "Not quite" in page() and "Score: 1 / 1" in page() and changed in page()
+    assert regrade(app).exit_code == 0  # by default a score never goes down: not on the student's page either
+    assert "Score: 1 / 1" in page() and changed in page()
+    assert regrade(app, "--allow-lower").exit_code == 0
+    assert "Not quite" in page() and "Score: 0 / 1" in page() and changed not in page()
+
+
 def test_question_limits_the_regrade_to_one_question(classroom):
     app, ann, _ben, cal = classroom
     result = regrade(app, "--question", "heads")

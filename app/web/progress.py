@@ -1,8 +1,10 @@
 """A student's attempt at a bank: its questions, its variant seed and every try, all in the database; the signed
 session cookie holds only the attempt's id, so nothing that decides a grade is readable in the browser.
 
-Grades are recomputed from stored tries, so a page shows the same result on reload, after the back button,
-or after a double submit (the first try of each number stands, even across app servers). The bank's feedback
+A page grades the stored tries against the key as it is now for its verdict and feedback, and shows the score
+as stored (what the report and an LMS hold, until `flask regrade` changes it), so it shows the same result on
+reload, after the back button, or after a double submit (the first try of each number stands, even across app
+servers). The bank's feedback
 mode decides how many tries a question takes, what they score, and when the key may be shown. Its assessment
 settings decide the order (shuffle, drawn from the attempt's seed), when answers are taken (opens/closes, the time
 limit from the attempt's started_at) and how many attempts a browser session may start (an LMS launch's: its
@@ -99,7 +101,8 @@ def penalised(bank: Bank, scores: dict[int, float]) -> float:
 class Try:
     number: int
     answer: Answer
-    grade: Grade  # this try's own grade, before any penalty
+    grade: Grade  # this try's own grade against the key as it is now, before any penalty
+    recorded: float  # its score as stored: as graded when it was given, or as `flask regrade` set it
 
 
 class Attempt:
@@ -159,18 +162,21 @@ class Attempt:
                 answer = parse_answer(concrete, stored.answer)
             except BadInput:
                 continue
-            valid.append(Try(stored.number, answer, grade(concrete, answer)))
+            valid.append(Try(stored.number, answer, grade(concrete, answer), stored.score))
         return valid
 
     def result(self, question: Question) -> Grade | None:
-        """A closed question's grade: its last try's, scored by the penalty schedule over every try."""
+        """A closed question's grade: its last try's verdict and feedback against the key as it is now, with the
+        score as recorded (the penalty schedule over every try's stored score). So a key edited since shows the
+        right answer, but the score is the one in the grade book and the LMS until `flask regrade` changes it,
+        which by default never lowers it."""
         if not self.closed(question):
             return None
         tried = self.tries(question)
         if not tried or tried[-1].number != self.tries_used(question):
             return None  # the bank changed since: the final answer no longer fits the question
-        score = penalised(self.bank, {t.number: t.grade.score for t in tried})
-        return dataclasses.replace(tried[-1].grade, score=score)
+        return dataclasses.replace(tried[-1].grade, score=penalised(self.bank, {t.number: t.recorded for t in tried}),
+                                   graded=penalised(self.bank, {t.number: t.grade.score for t in tried}))
 
     def reveals(self, question: Question) -> bool:
         """Whether the key, the explanation and the visual of a closed question may be shown now."""
@@ -215,7 +221,7 @@ def submit(attempt: Attempt, question: Question, answer: Answer, try_number: int
     concrete = attempt.variant(question)
     result = grade(concrete, answer)
     final = result.correct or number >= allowed
-    scores = {t.number: t.grade.score for t in attempt.tries(question)} | {number: result.score}
+    scores = {t.number: t.recorded for t in attempt.tries(question)} | {number: result.score}
     final_score = penalised(bank, scores) if final else 0.0
     misconception = result.misconception.id if result.misconception is not None else None
     _forget()
