@@ -7,6 +7,7 @@ DATABASE_URL=postgresql+psycopg://... when several app servers share one databas
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import secrets
@@ -309,29 +310,39 @@ def record_response(attempt_id: str, bank_id: str, question_id: str, seed: int, 
 
 @dataclass(frozen=True)
 class AttemptState:
-    """An attempt's row (None if there is none) and its stored tries per question, read in one query."""
+    """An attempt's row (None if there is none), its stored tries per question, and the assessment settings of the
+    LMS link it was started from ({} for an attempt outside an LMS), read in one query."""
 
     row: Any
     tries: dict[str, list[StoredTry]]
+    link_settings: dict[str, str]
 
 
 _ATTEMPT_COLUMNS = [column.name for column in attempts.c]
 # Built once: constructing a statement costs more than SQLite takes to run it.
-_ATTEMPT_STATE = (
-    select(attempts, tries.c.question_id.label("t_question_id"), tries.c.try_number.label("t_number"),
-           tries.c.answer.label("t_answer"), tries.c.final.label("t_final"), tries.c.score.label("t_score"))
-    .select_from(attempts.outerjoin(tries, tries.c.attempt_id == attempts.c.id))
-    .where(attempts.c.id == bindparam("attempt_id"))
-    .order_by(tries.c.try_number)
-)
+@functools.cache
+def _attempt_state_query():
+    """The attempt, its tries and its LMS link's settings (app.lti.store defines lti_attempts and lti_links on this
+    metadata; app.lti is always part of the app, and its tables exist before the first query)."""
+    lti_attempts, lti_links = metadata.tables["lti_attempts"], metadata.tables["lti_links"]
+    return (
+        select(attempts, tries.c.question_id.label("t_question_id"), tries.c.try_number.label("t_number"),
+               tries.c.answer.label("t_answer"), tries.c.final.label("t_final"), tries.c.score.label("t_score"),
+               lti_links.c.settings.label("link_settings"))
+        .select_from(attempts.outerjoin(tries, tries.c.attempt_id == attempts.c.id)
+                     .outerjoin(lti_attempts, lti_attempts.c.attempt_id == attempts.c.id)
+                     .outerjoin(lti_links, lti_links.c.id == lti_attempts.c.link_id))
+        .where(attempts.c.id == bindparam("attempt_id"))
+        .order_by(tries.c.try_number)
+    )
 
 
 def attempt_state(attempt_id: str) -> AttemptState:
     """The attempt and every try stored in it, oldest first, with one query (a page needs both)."""
     with engine().connect() as connection:
-        rows = connection.execute(_ATTEMPT_STATE, {"attempt_id": attempt_id}).all()
+        rows = connection.execute(_attempt_state_query(), {"attempt_id": attempt_id}).all()
     if not rows:
-        return AttemptState(None, {})
+        return AttemptState(None, {}, {})
     first = rows[0]
     row = SimpleNamespace(**{name: getattr(first, name) for name in _ATTEMPT_COLUMNS})
     stored: dict[str, list[StoredTry]] = {}
@@ -339,7 +350,7 @@ def attempt_state(attempt_id: str) -> AttemptState:
         if r.t_question_id is not None:
             stored.setdefault(r.t_question_id, []).append(
                 StoredTry(r.t_question_id, r.t_number, json.loads(r.t_answer), bool(r.t_final), float(r.t_score)))
-    return AttemptState(row, stored)
+    return AttemptState(row, stored, json.loads(first.link_settings) if first.link_settings else {})
 
 
 def set_display_name(attempt_id: str, name: str | None) -> None:

@@ -454,13 +454,15 @@ def _cold_start_section(cold, why=None) -> list[str]:
               "page computes its visual's numbers and words but draws nothing; its figure, which needs "
               f"matplotlib's import and a render, follows at {summary['image_s']:.2f} s.", "",
               "The machine's other tenants slow a launch more than anything else here, since it is CPU-bound on "
-              "two cores: the master and two workers import and build the app side by side. The CPU time they used "
+              "two cores: the master imports and builds the app once (`preload_app`), then forks the workers. The CPU "
+              "time they used "
               f"until the page was served (master + the busier worker, read from `/proc`) is {summary['cpu_bound_s']:.2f} s "
               "(median), about what the launch would take on two idle cores.", ""]
     if why and "error" not in why:
         lines += [f"**Why** (`python -m bench.why create_app`, one process): `import app` {why['import_app_s']:.2f} s, "
-                  f"then `create_app()` {why['create_app_s']:.2f} s, which each of the 2 workers runs at once on the "
-                  f"2 cores. Costliest calls in `create_app()`, including callees: {_calls(why['top'], 10)}.", ""]
+                  f"then `create_app()` {why['create_app_s']:.2f} s (under the profiler), which gunicorn's master runs "
+                  f"once before it forks the workers. Costliest calls in `create_app()`, including callees: "
+                  f"{_calls(why['top'], 10)}.", ""]
     elif why:
         lines += [f"**Why**: `python -m bench.why create_app` failed: `{' '.join(why['error'].split())[-400:]}`", ""]
     return lines

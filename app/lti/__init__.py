@@ -10,9 +10,9 @@ from flask import Flask
 
 from . import store  # noqa: F401  (defines the lti_* tables on app.db.metadata before migrate runs)
 from .grades import on_attempt_finished
-from .settings import attempt_bank
+from .settings import with_settings
 
-__all__ = ["attempt_bank", "init_app", "on_attempt_finished"]
+__all__ = ["init_app", "on_attempt_finished", "with_settings"]
 
 
 def init_app(app: Flask) -> None:

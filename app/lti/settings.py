@@ -13,7 +13,6 @@ from pydantic import ValidationError
 from ..bank.loader import check_window
 from ..bank.messages import describe_pydantic_error
 from ..bank.schema import Bank, BankHeader, Shuffle
-from . import store
 
 # The custom parameters, written as in a bank file (attempts: 3, time_limit: 20m, opens: 2026-03-02T09:00+01:00),
 # except that shuffle: {questions: true, options: true} becomes two flat parameters.
@@ -62,7 +61,6 @@ def apply(bank: Bank, settings: Mapping[str, str]) -> tuple[Bank, dict[str, str]
     return effective, problems
 
 
-def attempt_bank(bank: Bank, attempt_id: str) -> Bank:
-    """The bank as one attempt sees it: with the settings of the LMS link it was started from, if any."""
-    link = store.attempt_link(attempt_id)
-    return apply(bank, link.settings)[0] if link is not None and link.settings else bank
+def with_settings(bank: Bank, settings: Mapping[str, str]) -> Bank:
+    """The bank as an attempt from an LMS link sees it: with the link's settings (none: the bank as it is)."""
+    return apply(bank, settings)[0] if settings else bank

@@ -400,14 +400,6 @@ def attempt_owner(attempt_id: str):
             attempt_users.c.attempt_id == attempt_id)).first()
 
 
-def attempt_link(attempt_id: str) -> Link | None:
-    """The link an LTI attempt was started from, or None for an anonymous one."""
-    with db.engine().connect() as connection:
-        row = connection.execute(select(links).join(attempt_users, attempt_users.c.link_id == links.c.id)
-                                 .where(attempt_users.c.attempt_id == attempt_id)).first()
-    return _link(row) if row else None
-
-
 def user_attempts(link_id: int, user_sub: str) -> list:
     """The user's attempts in this link, newest first."""
     with db.engine().connect() as connection:

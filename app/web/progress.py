@@ -27,7 +27,7 @@ from ..bank.schema import Bank, Question
 from ..bank.variants import MAX_SEED, PLACEHOLDER, has_params, instantiate
 from ..errors import AppError, BadInput, NotFound
 from ..grading import Answer, Grade, grade, parse_answer
-from ..lti import attempt_bank, on_attempt_finished
+from ..lti import on_attempt_finished, with_settings
 from .limits import charge_attempt_start
 
 MAX_DISPLAY_NAME = 80
@@ -342,7 +342,7 @@ def load(bank: Bank, attempt_id: str) -> Attempt | None:
         state = memo[attempt_id] = db.attempt_state(attempt_id)
     if state.row is None or state.row.bank_id != bank.id:
         return None
-    return Attempt(attempt_bank(bank, attempt_id), state)  # an LMS link's attempt: the link's settings
+    return Attempt(with_settings(bank, state.link_settings), state)  # an LMS link's attempt: the link's settings
 
 
 def _forget() -> None:
