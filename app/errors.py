@@ -21,9 +21,10 @@ class AppError(Exception):
     title = "Bad request"
     retry_after: int | None = None  # seconds, sent as Retry-After when trying again later may work
 
-    def __init__(self, message: str):
+    def __init__(self, message: str, link: tuple[str, str] | None = None):
         super().__init__(message)
         self.message = message
+        self.link = link  # (words, URL): where to go instead, shown on the page before "Back to the quizzes"
 
 
 class BadInput(AppError):
@@ -55,15 +56,15 @@ def _wants_json() -> bool:
     return request.path.startswith("/api/") or (request.path.startswith("/plots/") and request.path.endswith(".json"))
 
 
-def render_error(status: int, title: str, message: str):
+def render_error(status: int, title: str, message: str, link: tuple[str, str] | None = None):
     if _wants_json():
         return jsonify({"error": {"status": status, "title": title, "message": message}}), status
     template = f"errors/{status}.html" if status in _TEMPLATED else "errors/400.html"
-    return render_template(template, status=status, title=title, message=message), status
+    return render_template(template, status=status, title=title, message=message, link=link), status
 
 
 def render_app_error(error: AppError):
-    body, status = render_error(error.status, error.title, error.message)
+    body, status = render_error(error.status, error.title, error.message, error.link)
     headers = {"Retry-After": str(error.retry_after)} if error.retry_after is not None else {}
     return body, status, headers
 

@@ -150,6 +150,7 @@ def test_one_attempt_per_lms_user_holds_across_browsers(tool, lms):
     assert "allows 1 attempt, and you have used it, so no new attempt was started" in refused.text
     assert "Your best score, 5 / 6, is the one that goes to the course&#39;s grade book." in refused.text
     assert lms.gradebook("course-one")["Quiz link placed"]["ana"]["scoreGiven"] == 5.0
+    assert '<a class="button primary" href="/quiz/quiz/summary">See your results</a>' in refused.text
     results = phone.get(f"{tool.url}/quiz/quiz/summary")  # their results stay on the quiz's page
     assert "You scored <strong>5</strong> out of 6" in results.text
     with tool.app.app_context():

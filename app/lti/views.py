@@ -128,7 +128,8 @@ def _open_attempt(link: store.Link, body: dict):
         progress.adopt(bank, unfinished[0].id)
     elif bank.attempts is not None and len(taken) >= bank.attempts:
         progress.adopt(bank, taken[0].id)  # the latest: its results stay on the quiz's pages
-        raise progress.NoAttemptsLeft(_no_attempts_left(link, user_sub, bank))
+        raise progress.NoAttemptsLeft(_no_attempts_left(link, user_sub, bank),
+                                      link=("See your results", url_for("quiz.summary", bank_id=bank.id)))
     else:
         store.map_attempt(progress.start(bank, display_name=name).id, link.id, user_sub, name)
     return redirect(url_for("quiz.start", bank_id=bank.id), 303)
