@@ -266,3 +266,17 @@ def test_a_database_from_before_link_settings_gets_the_column(tmp_path):
     with app.app_context():
         assert "settings" in {c["name"] for c in inspect(db.engine()).get_columns("lti_links")}
         assert store.find_link(1, "d", "c", "r").settings == {}
+
+
+def test_the_course_page_shows_each_links_settings(tool, lms):
+    custom = place(lms, tool, "course-listed", attempts="1", time_limit="30s")
+    launch(requests.Session(), lms, student("eli", "course-listed", custom))  # the link exists once launched
+    teacher = requests.Session()
+    page = launch(teacher, lms, PendingLaunch(user="teacher", roles=[INSTRUCTOR], context="course-listed",
+                                              resource_link="placed", name="Teacher", custom=custom))
+    assert page.status_code == 200 and "Quizzes in this course" in page.text, page.text[:500]
+    row = " ".join(re.search(r"<tr><th scope=\"row\">Quiz link placed</th>(.*?)</tr>", page.text, re.S)
+                   .group(1).split())
+    assert "<td>1 <span class=\"meta\">(this link)</span></td>" in row
+    assert "<td>30 s <span class=\"meta\">(this link)</span></td>" in row
+    assert "<td>from the start</td>" in row and "<td>never</td>" in row and "<td>the best attempt</td>" in row

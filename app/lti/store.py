@@ -409,6 +409,15 @@ def user_attempts(link_id: int, user_sub: str) -> list:
             .order_by(db.attempts.c.started_at.desc())).all()
 
 
+def course_links(platform_id: int, deployment_id: str, context_id: str) -> list[Link]:
+    """The links of one course, in the order they were first launched."""
+    with db.engine().connect() as connection:
+        rows = connection.execute(select(links).where(
+            links.c.platform_id == platform_id, links.c.deployment_id == deployment_id,
+            links.c.context_id == context_id).order_by(links.c.id)).all()
+    return [_link(row) for row in rows]
+
+
 def course_attempts(platform_id: int, deployment_id: str, context_id: str) -> list:
     """Every LTI attempt in one course (all its links), with its link and user, newest first."""
     with db.engine().connect() as connection:

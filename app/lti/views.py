@@ -13,7 +13,7 @@ from pylti1p3.exception import LtiException
 from pylti1p3.lineitem import LineItem
 
 from ..bank import banks
-from ..errors import AppError, BadInput
+from ..errors import AppError, BadInput, NotFound
 from ..web import CONTENT_SECURITY_POLICY, progress
 from ..web.progress import MAX_DISPLAY_NAME
 from . import grades, settings, store
@@ -184,7 +184,27 @@ def course():
                        and any(r.endswith("#Learner") or r == "Learner" for r in m.get("roles", []))
                        and m.get("user_id") not in started]
     return render_template("lti/course.html", course=scope, attempts=attempts, sync=sync,
-                           not_started=not_started, roster_error=roster_error)
+                           not_started=not_started, roster_error=roster_error,
+                           placements=[_placement(link) for link in store.course_links(*where)])
+
+
+def _placement(link: store.Link) -> dict:
+    """A link of the course, with the settings its attempts run under: the link's own where it sets them."""
+    try:
+        bank = settings.apply(banks().get(link.bank_id), link.settings)[0]
+    except NotFound:
+        return {"link": link, "quiz": f"{link.bank_id} (no longer on this server)",
+                "settings": [(name, "", False) for name in ("Attempts", "Time limit", "Opens", "Closes", "Shuffled")]}
+    own = set(link.settings)
+    shuffled = [part for part in ("questions", "options") if bank.shuffle and getattr(bank.shuffle, part)]
+    values = [
+        ("Attempts", str(bank.attempts) if bank.attempts else "no limit", "attempts" in own),
+        ("Time limit", progress.duration(bank.time_limit) if bank.time_limit else "none", "time_limit" in own),
+        ("Opens", progress.when(bank.opens) if bank.opens else "from the start", "opens" in own),
+        ("Closes", progress.when(bank.closes) if bank.closes else "never", "closes" in own),
+        ("Shuffled", " and ".join(shuffled) or "nothing", bool(own & {"shuffle_questions", "shuffle_options"})),
+    ]
+    return {"link": link, "quiz": bank.title, "settings": values}
 
 
 @bp.post("/course/grades")
