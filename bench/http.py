@@ -378,17 +378,7 @@ def load(seconds: int, rounds: int = 3) -> dict:
         results["warm"] = fetch_figures(server.port, answer_paths, cookie=student.cookie)
         pages = [(student.cookie, path) for path in answer_paths]
         results["answer_paths"] = answer_paths
-        scenarios = {"answer pages": pages, "static file": [("", STATIC_PATH)]}
-        results["answer pages"], results["static file"] = [], []
-        names = list(scenarios)
-        for index in range(rounds):
-            for name in names if index % 2 == 0 else names[::-1]:
-                results[name].append(wrk(server.port, scenarios[name], seconds, server.instance, think_ms=THINK_MS))
-                time.sleep(1)
-        # The capacity (not a goal): the same 64 connections, each sending its next request at once.
-        for name in names:
-            results[f"{name}, saturated"] = wrk(server.port, scenarios[name], seconds, server.instance)
-            time.sleep(1)
+        results |= pages_against_static(server, pages, seconds, rounds)
         results["memory_after_pages"] = server.worker_memory_mb()
         results["figures"] = fetch_figures(server.port, [url for urls in images.values() for url in urls])
         results["memory"] = server.worker_memory_mb()
@@ -396,6 +386,23 @@ def load(seconds: int, rounds: int = 3) -> dict:
     finally:
         server.cleanup()
     return results
+
+
+def pages_against_static(server: Server, pages: list[tuple[str, str]], seconds: int, rounds: int) -> dict:
+    """`rounds` ABAB rounds of paced wrk runs (readers' think time) over `pages` and over the static file, the
+    order flipping every round; then each once saturated: the capacity, not a goal."""
+    scenarios = {"answer pages": pages, "static file": [("", STATIC_PATH)]}
+    out: dict = {name: [] for name in scenarios}
+    names = list(scenarios)
+    for index in range(rounds):
+        for name in names if index % 2 == 0 else names[::-1]:
+            out[name].append(wrk(server.port, scenarios[name], seconds, server.instance, think_ms=THINK_MS))
+            time.sleep(1)
+    # The capacity: the same 64 connections, each sending its next request at once.
+    for name in names:
+        out[f"{name}, saturated"] = wrk(server.port, scenarios[name], seconds, server.instance)
+        time.sleep(1)
+    return out
 
 
 def fetch_figures(port: int, urls: list[str], connections: int = 8, cookie: str | None = None) -> dict:

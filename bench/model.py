@@ -8,11 +8,10 @@ and the two workers' shared share of it (PSS); the first model figure after guni
 from __future__ import annotations
 
 import statistics
-import time
 from pathlib import Path
 
-from .http import (CONNECTIONS, STATIC_PATH, THINK_MS, Server, Student, _launch_bare, _wait_for_workers,
-                   answered_student, fetch_figures, wrk)
+from .http import (CONNECTIONS, THINK_MS, Server, Student, _launch_bare, _wait_for_workers,
+                   answered_student, fetch_figures, pages_against_static)
 from .timing import Worker, interleave
 
 BANK = "real-attention-heads"
@@ -94,17 +93,7 @@ def pages(seconds: int, rounds: int) -> dict:
         student, paths, images = answered_student(server.port, BANK)
         out["answer_paths"] = paths
         out["warm"] = fetch_figures(server.port, paths, cookie=student.cookie)
-        scenarios = {"answer pages": [(student.cookie, path) for path in paths], "static file": [("", STATIC_PATH)]}
-        names = list(scenarios)
-        for name in names:
-            out[name] = []
-        for index in range(rounds):
-            for name in names if index % 2 == 0 else names[::-1]:
-                out[name].append(wrk(server.port, scenarios[name], seconds, server.instance, think_ms=THINK_MS))
-                time.sleep(1)
-        for name in names:
-            out[f"{name}, saturated"] = wrk(server.port, scenarios[name], seconds, server.instance)
-            time.sleep(1)
+        out |= pages_against_static(server, [(student.cookie, path) for path in paths], seconds, rounds)
         out["memory_after_pages"] = memory(server)
         out["figures"] = fetch_figures(server.port, list(dict.fromkeys(u for urls in images.values() for u in urls)))
         out["memory"] = memory(server)

@@ -25,7 +25,8 @@ from lti1p3platform.registration import Registration
 from lti1p3platform.request import Request
 from lti1p3platform.score import UpdateScoreStatus
 from lti1p3platform.service_connector import AssignmentsGradesService, NamesRoleProvisioningService
-from werkzeug.serving import make_server
+
+from conftest import LiveServer
 
 LEARNER = "http://purl.imsglobal.org/vocab/lis/v2/membership#Learner"
 INSTRUCTOR = "http://purl.imsglobal.org/vocab/lis/v2/membership#Instructor"
@@ -298,17 +299,10 @@ def make_app(platform: Platform) -> Flask:
     return app
 
 
-class PlatformServer:
+class PlatformServer(LiveServer):
+    """The platform on a live server of its own, on 127.0.0.1."""
+
     def __init__(self, platform: Platform):
+        super().__init__(make_app(platform))
         self.platform = platform
-        self.server = make_server("127.0.0.1", 0, make_app(platform), threaded=True)
-        platform.url = f"http://127.0.0.1:{self.server.server_port}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.server.shutdown()
-        self.thread.join(5)
+        platform.url = self.url

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+from contextlib import contextmanager
 from html.parser import HTMLParser
 
 import pytest
@@ -72,22 +73,34 @@ def lms():
         yield platform
 
 
-@pytest.fixture(scope="module")
-def tool(lms, tmp_path_factory):
-    folder = tmp_path_factory.mktemp("lti")
+def register(app, lms: Platform) -> str:
+    """`flask lti add-platform` with the test platform's URLs, as an administrator runs it; its output."""
+    result = app.test_cli_runner().invoke(args=[
+        "lti", "add-platform", "--issuer", lms.issuer, "--client-id", lms.client_id,
+        "--auth-url", f"{lms.url}/authorize", "--token-url", f"{lms.url}/token", "--jwks-url", f"{lms.url}/jwks",
+        "--deployment-id", lms.deployment_id])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+@contextmanager
+def serve_tool(lms: Platform, folder, bank_name: str, bank_yaml: str):
+    """The tool on a live server of its own, over one bank in `folder`, registered with `lms`."""
     (folder / "quizzes").mkdir()
-    (folder / "quizzes" / "demo.yaml").write_text(BANK)
+    (folder / "quizzes" / bank_name).write_text(bank_yaml)
     app = create_app({"TESTING": True, "SECRET_KEY": "lti-test-secret", "QUIZ_DIR": str(folder / "quizzes"),
                       "DATABASE_URL": f"sqlite:///{folder / 'tool.sqlite3'}", "RATE_LIMIT_SUBMIT": "1000 per minute"})
     with LiveServer(app) as server:
         lms.tool_url = server.url
-        result = app.test_cli_runner().invoke(args=[
-            "lti", "add-platform", "--issuer", lms.issuer, "--client-id", lms.client_id,
-            "--auth-url", f"{lms.url}/authorize", "--token-url", f"{lms.url}/token", "--jwks-url", f"{lms.url}/jwks",
-            "--deployment-id", lms.deployment_id])
-        assert result.exit_code == 0, result.output
-        assert f"registered {lms.issuer} (client id {lms.client_id}); deployments: deployment-1" in result.output
+        server.registered = register(app, lms)
         server.app = app
+        yield server
+
+
+@pytest.fixture(scope="module")
+def tool(lms, tmp_path_factory):
+    with serve_tool(lms, tmp_path_factory.mktemp("lti"), "demo.yaml", BANK) as server:
+        assert f"registered {lms.issuer} (client id {lms.client_id}); deployments: deployment-1" in server.registered
         yield server
 
 

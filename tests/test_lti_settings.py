@@ -15,9 +15,8 @@ from sqlalchemy import inspect, text, update
 
 from app import create_app, db
 from app.lti import store
-from conftest import LiveServer
 from lti_platform import INSTRUCTOR, LEARNER, PendingLaunch, Platform, PlatformServer
-from test_lti_flow import _b64, _payload, _segments, launch, only_form
+from test_lti_flow import _b64, _payload, _segments, launch, only_form, serve_tool
 
 QUESTIONS = 6
 BANK = "id: quiz\ntitle: Settings quiz\nattempts: 3\nquestions:\n" + "".join(
@@ -34,19 +33,7 @@ def lms():
 
 @pytest.fixture(scope="module")
 def tool(lms, tmp_path_factory):
-    folder = tmp_path_factory.mktemp("lti-settings")
-    (folder / "quizzes").mkdir()
-    (folder / "quizzes" / "quiz.yaml").write_text(BANK)
-    app = create_app({"TESTING": True, "SECRET_KEY": "lti-test-secret", "QUIZ_DIR": str(folder / "quizzes"),
-                      "DATABASE_URL": f"sqlite:///{folder / 'tool.sqlite3'}", "RATE_LIMIT_SUBMIT": "1000 per minute"})
-    with LiveServer(app) as server:
-        lms.tool_url = server.url
-        result = app.test_cli_runner().invoke(args=[
-            "lti", "add-platform", "--issuer", lms.issuer, "--client-id", lms.client_id,
-            "--auth-url", f"{lms.url}/authorize", "--token-url", f"{lms.url}/token", "--jwks-url", f"{lms.url}/jwks",
-            "--deployment-id", lms.deployment_id])
-        assert result.exit_code == 0, result.output
-        server.app = app
+    with serve_tool(lms, tmp_path_factory.mktemp("lti-settings"), "quiz.yaml", BANK) as server:
         yield server
 
 

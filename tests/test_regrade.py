@@ -12,7 +12,7 @@ import requests
 from conftest import LiveServer, answer_via_form
 from lti_platform import Platform, PlatformServer
 from sqlalchemy import select
-from test_lti_flow import answer_all, launch, learner
+from test_lti_flow import answer_all, launch, learner, register
 
 from app import create_app, db
 from app.instructor.regrade import regrades
@@ -274,11 +274,7 @@ def test_a_regraded_lms_attempt_sends_its_new_score_to_the_grade_book(tmp_path):
     app = create_app(config)
     with PlatformServer(platform), LiveServer(app) as server:
         platform.tool_url = server.url
-        added = app.test_cli_runner().invoke(args=[
-            "lti", "add-platform", "--issuer", platform.issuer, "--client-id", platform.client_id,
-            "--auth-url", f"{platform.url}/authorize", "--token-url", f"{platform.url}/token",
-            "--jwks-url", f"{platform.url}/jwks", "--deployment-id", platform.deployment_id])
-        assert added.exit_code == 0, added.output
+        register(app, platform)
         alice = requests.Session()
         launch(alice, platform, learner("alice"))
         answer_all(alice, server, {"heads": "8", "sum": "2"})
