@@ -1,7 +1,9 @@
 """Why a server goal was missed: small in-process measurements, each in a fresh process.
 
+The app is served as bench.http serves it: every bundled bank but the real model's (bench.model's goals).
 `python -m bench.why memory` - a worker's memory step by step: the app loaded, matplotlib imported,
-then every kind's default figure drawn at 1x and 2x, wide and narrow, in one thread (smaps_rollup).
+then the default figure of every kind the banks show drawn at 1x and 2x, wide and narrow, in one thread
+(smaps_rollup).
 `python -m bench.why create_app` - what the app's start-up costs: imports and create_app, with
 cProfile's costliest calls.
 `python -m bench.why answer_page` - one answer page through Flask's test client against the static
@@ -50,23 +52,36 @@ def _rollup() -> dict:
     return values
 
 
+def _config(instance: Path, model: bool = False) -> dict:
+    """The app as bench.http serves it (every bundled bank but the real model's), or with `model` as
+    bench.model does (every bundled bank); SQLite in `instance`."""
+    from .http import engine_banks
+
+    banks = {} if model else {"QUIZ_DIR": str(engine_banks(instance))}
+    return {"SECRET_KEY": "bench-" + os.urandom(16).hex(), "DATABASE_URL": f"sqlite:///{instance / 'w.sqlite3'}",
+            **banks}
+
+
 def memory() -> dict:
     steps = []
     from app import create_app
+    from app.bank import banks
 
     instance = Path(tempfile.mkdtemp(prefix="aq-bench-why-"))
     try:
-        create_app({"SECRET_KEY": "bench-" + os.urandom(16).hex(), "DATABASE_URL": f"sqlite:///{instance / 'w.sqlite3'}"})
+        flask_app = create_app(_config(instance))
+        with flask_app.app_context():
+            shown = sorted({question.visual.kind for bank in banks().banks.values() for question in bank.questions
+                            if question.visual})
         steps.append({"step": "create_app (no matplotlib yet)", **_rollup()})
         import matplotlib.backends.backend_agg  # noqa: F401
         import matplotlib.figure  # noqa: F401
 
         steps.append({"step": "matplotlib imported", **_rollup()})
-        from app.visuals import KINDS, get_kind
+        from app.visuals import get_kind
 
-        get_kind("soft-lookup")
         failed = []
-        for index, name in enumerate(sorted(KINDS)):
+        for index, name in enumerate(shown):
             kind = get_kind(name)
             try:
                 params = kind.parse({})
@@ -79,7 +94,8 @@ def memory() -> dict:
             gc.collect()
             if index == 0:
                 steps.append({"step": f"first kind drawn ({name}, 4 variants)", **_rollup()})
-        steps.append({"step": f"every kind drawn ({len(KINDS)} kinds x 4 variants, one thread)", **_rollup()})
+        steps.append({"step": f"every kind the banks show drawn ({len(shown)} kinds x 4 variants, one thread)",
+                      **_rollup()})
         return {"steps": steps, "failed": failed}
     finally:
         shutil.rmtree(instance, ignore_errors=True)
@@ -95,8 +111,7 @@ def create_app_cost() -> dict:
         profiler = cProfile.Profile()
         start = time.perf_counter()
         profiler.enable()
-        app.create_app({"SECRET_KEY": "bench-" + os.urandom(16).hex(),
-                        "DATABASE_URL": f"sqlite:///{instance / 'w.sqlite3'}"})
+        app.create_app(_config(instance))
         profiler.disable()
         created = time.perf_counter() - start
     finally:
@@ -106,13 +121,12 @@ def create_app_cost() -> dict:
 
 def answer_page(bank: str = "attention-transformers") -> dict:
     from app import create_app
-    from bench.http import seed_questions
+    from bench.http import MODEL_BANK, seed_questions
 
     instance = Path(tempfile.mkdtemp(prefix="aq-bench-why-"))
     try:
-        flask_app = create_app({"SECRET_KEY": "bench-" + os.urandom(16).hex(),
-                                "DATABASE_URL": f"sqlite:///{instance / 'w.sqlite3'}",
-                                "RATE_LIMIT_SUBMIT": "1000000 per minute", "WTF_CSRF_ENABLED": False})
+        flask_app = create_app({**_config(instance, model=bank == MODEL_BANK), "RATE_LIMIT_SUBMIT": "1000000 per minute",
+                                "WTF_CSRF_ENABLED": False})
         client = flask_app.test_client()
         pages = []
         for question_id, value in seed_questions(bank):

@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 import pytest
+from conftest import run_python
 
-from app.lti import grades, store
+from app.lti import grades, on_attempt_finished, store
 
 ADD = ["lti", "add-platform", "--auth-url", "https://lms.example.org/auth", "--token-url",
        "https://lms.example.org/token", "--jwks-url", "https://lms.example.org/jwks"]
@@ -93,4 +94,26 @@ def test_retries_back_off_to_at_most_an_hour(tries, seconds):
 
 def test_an_anonymous_attempt_sends_no_grade(app):
     with app.app_context():
-        assert grades.on_attempt_finished("0" * 32) is False
+        assert on_attempt_finished("0" * 32) is False
+
+
+@pytest.mark.slow
+def test_the_lti_libraries_load_with_the_first_lms_request_not_at_start_up(tmp_path):
+    """A server no LMS talks to never imports pylti1p3, requests or cryptography (app.lti's lazy views); the
+    first /lti request loads them, and a finished attempt that no launch owns needs none of them."""
+    out = run_python(f"""
+        import sys
+        from app import create_app
+
+        app = create_app({{"SECRET_KEY": "k" + "0123456789abcdef" * 4, "TESTING": True,
+                          "DATABASE_URL": "sqlite:///{tmp_path / 'lazy.sqlite3'}"}})
+        libraries = ("pylti1p3", "requests", "cryptography", "jwcrypto")
+        loaded = lambda: [name for name in libraries if name in sys.modules]
+        from app.lti import on_attempt_finished
+        with app.app_context():
+            on_attempt_finished("0" * 32)
+        print(loaded())
+        keys = app.test_client().get("/lti/jwks")
+        print(keys.status_code, keys.get_json()["keys"][0]["kty"], loaded())
+    """)
+    assert out.splitlines() == ["[]", "200 RSA ['pylti1p3', 'requests', 'cryptography', 'jwcrypto']"]

@@ -116,18 +116,6 @@ def send_due(limit: int = 50, **where) -> tuple[int, int]:
     return sent, failed
 
 
-def on_attempt_finished(attempt_id: str) -> bool:
-    """Queue the grade of the LMS user who owns this attempt and try to send it now (and a few other due ones).
-    False for an attempt that no LTI launch owns. Never raises for a platform problem: it stays queued."""
-    owner = store.attempt_owner(attempt_id)
-    if owner is None:
-        return False
-    store.queue_grade(owner.link_id, owner.user_sub)
-    send_due(limit=1, link_id=owner.link_id, user_sub=owner.user_sub)
-    send_due(limit=5)
-    return True
-
-
 def roster(platform_id: int, memberships_url: str | None) -> list[dict] | None:
     """The course's members from NRPS, or None when the platform does not offer it."""
     platform = store.platform_by_id(platform_id)

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from jwcrypto.jwk import JWK
 from sqlalchemy import (
     Column,
     DateTime,
@@ -225,6 +224,8 @@ def remove_platform(issuer: str, client_id: str, deployment_ids: list[str]) -> s
 # --- the tool's keys --------------------------------------------------------------------------------
 
 def _new_key() -> tuple[str, str]:
+    from jwcrypto.jwk import JWK  # cryptography, on first use (see app.lti)
+
     key = JWK.generate(kty="RSA", size=2048)
     return key.thumbprint(), key.export_to_pem(private_key=True, password=None).decode()
 
@@ -268,6 +269,8 @@ def public_jwks() -> dict:
     current_key()
     with db.engine().connect() as connection:
         rows = connection.execute(select(keys).order_by(keys.c.created_at.desc())).all()
+    from jwcrypto.jwk import JWK
+
     published = []
     for row in rows:
         public = json.loads(JWK.from_pem(row.private_pem.encode()).export_public())

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from urllib.parse import urlsplit
 
-from flask import Blueprint, current_app, jsonify, redirect, render_template, request, session, url_for
+from flask import current_app, jsonify, redirect, render_template, request, session, url_for
 from pylti1p3.deep_link_resource import DeepLinkResource
 from pylti1p3.exception import LtiException
 from pylti1p3.lineitem import LineItem
@@ -18,8 +18,6 @@ from ..web import CONTENT_SECURITY_POLICY, progress
 from ..web.progress import MAX_DISPLAY_NAME
 from . import grades, settings, store
 from .tool import CLAIM, DEEP_LINKING_REQUEST, LaunchRefused, launch_from_cache, login_redirect, validate_launch
-
-bp = Blueprint("lti", __name__, url_prefix="/lti")
 
 COURSE = "lti_course"  # session key: the course an Instructor launch opened
 DEEP_LINK = "lti_deep_link"  # session key: the deep-linking launch this browser may answer
@@ -33,12 +31,10 @@ class NotAllowed(AppError):
     title = "Not allowed"
 
 
-@bp.route("/login", methods=["GET", "POST"])
 def login():
     return login_redirect()
 
 
-@bp.post("/launch")
 def launch():
     message = validate_launch()
     body = message.get_launch_data()
@@ -166,7 +162,6 @@ def _course() -> dict:
     return course
 
 
-@bp.get("/course")
 def course():
     scope = _course()
     where = (scope["platform"], scope["deployment"], scope["context"])
@@ -207,7 +202,6 @@ def _placement(link: store.Link) -> dict:
     return {"link": link, "quiz": bank.title, "settings": values}
 
 
-@bp.post("/course/grades")
 def send_grades():
     scope = _course()
     for row in store.course_grade_rows(scope["platform"], scope["deployment"], scope["context"]):
@@ -216,7 +210,6 @@ def send_grades():
     return redirect(url_for(".course"), 303)
 
 
-@bp.post("/deep-link")
 def deep_link():
     """The instructor's two steps: the quiz (from the launch's page), then its settings in this course; the item
     goes back to the LMS once every setting is valid."""
@@ -252,7 +245,6 @@ def deep_link():
     return page, 200, {"Content-Security-Policy": csp}
 
 
-@bp.get("/jwks")
 def jwks():
     return jsonify(store.public_jwks())
 

@@ -20,7 +20,7 @@ from app.visuals.kinds.autoregressive_pixels import (
     span,
 )
 
-from .figure import SEQUENTIAL, cell_labels, contrasting_colours, new_figure
+from .figure import SEQUENTIAL, cell_labels, cells, contrasting_colours, new_figure
 
 # A pixel's colour, indexed by its state.
 COLOURS = ((1.0, 1.0, 1.0, 1.0),  # LATER: blank, masked; not generated yet
@@ -118,8 +118,7 @@ def _pixels(ax, state: np.ndarray, grid: bool = True, at: tuple[float, float] = 
     (one collection) so that blank pixels show as cells, the earlier-but-masked ones hatched (grey is not told
     apart by colour alone), and the marked one (the query, or the pixel being predicted) framed."""
     (height, width), (x0, y0) = state.shape, (at[0] - 0.5, at[1] - 0.5)  # the image's top left corner
-    ax.imshow(state, cmap=PALETTE, vmin=0, vmax=len(COLOURS) - 1, interpolation="nearest", aspect="auto",
-              extent=(x0, x0 + width, y0 + height, y0))
+    cells(ax, state, cmap=PALETTE, vmin=0, vmax=len(COLOURS) - 1, extent=(x0, x0 + width, y0 + height, y0))
     if grid:
         ax.add_collection(LineCollection(
             [((x, y0), (x, y0 + height)) for x in x0 + np.arange(width + 1)]
@@ -181,7 +180,7 @@ def _block_boundaries(ax, result) -> None:
 def _mask(ax, result, mask: np.ndarray, narrow: bool) -> None:
     n = result.pixels
     state = np.where(mask, ATTENDED, np.where(result.causal, EARLIER_MASKED, LATER))  # (query, key)
-    ax.imshow(state, cmap=PALETTE, vmin=0, vmax=len(COLOURS) - 1, interpolation="nearest", aspect="auto")
+    cells(ax, state, cmap=PALETTE, vmin=0, vmax=len(COLOURS) - 1)
     if mask is result.local and 1 < -(-n // result.block) <= 16:  # dashed lines between (at most 16) blocks
         cuts = np.arange(result.block, n, result.block) - 0.5
         ax.add_collection(LineCollection(

@@ -104,12 +104,12 @@ def to_png(figure: Figure, dpi: float | None = None) -> bytes:
         figure.set_dpi(dpi)
     canvas = figure.canvas if isinstance(figure.canvas, FigureCanvasAgg) else FigureCanvasAgg(figure)
     canvas.draw()
-    rgba = np.asarray(canvas.buffer_rgba())  # (height, width, 4)
-    opaque = bool(rgba[..., 3].min() == 255)
-    pixels = np.ascontiguousarray(rgba[..., :3] if opaque else rgba)  # a copy: the buffer is the canvas's
+    rgba = np.asarray(canvas.buffer_rgba())  # (height, width, 4), the canvas's own pixels
+    image = Image.fromarray(rgba)  # RGBA, sharing those pixels (no copy)
+    if rgba[..., 3].min() == 255:
+        image = image.convert("RGB")  # one copy, three bytes a pixel
     buffer = io.BytesIO()
-    Image.fromarray(pixels).save(  # RGB or RGBA from the array's shape
-        buffer, format="png", compress_level=PNG_COMPRESS_LEVEL, dpi=(figure.dpi, figure.dpi))
+    image.save(buffer, format="png", compress_level=PNG_COMPRESS_LEVEL, dpi=(figure.dpi, figure.dpi))
     return buffer.getvalue()
 
 
@@ -123,6 +123,23 @@ def to_svg(figure: Figure) -> bytes:
     with matplotlib.rc_context({"svg.hashsalt": "attention-quiz", "svg.fonttype": "path"}):
         figure.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
     return buffer.getvalue()
+
+
+def cells(ax: Axes, values: np.ndarray, *, extent: tuple[float, float, float, float] | None = None, **style):
+    """values (rows, cols) as a grid of cells, row 0 at the top: cell (i, j) centred on the data point (j, i), as
+    imshow places it, and the limits set to frame the grid; or with extent=(left, right, bottom, top), the grid
+    filling that box, row 0 along `top`, and the limits left to the caller. `style`: pcolormesh's keywords (cmap,
+    vmin, vmax). Returns the mesh, for a colour bar.
+
+    A mesh of quads, not an image: imshow resamples to the screen's pixels through arrays of four floats a pixel
+    (14 MB at once for one heatmap at 2x, measured), where a mesh draws each cell once; the pixels agree to one
+    level of 255, and the mesh draws faster (measured)."""
+    rows, cols = values.shape
+    left, right, bottom, top = extent or (-0.5, cols - 0.5, rows - 0.5, -0.5)
+    mesh = ax.pcolormesh(np.linspace(left, right, cols + 1), np.linspace(top, bottom, rows + 1), values, **style)
+    if extent is None:
+        ax.set(xlim=(left, right), ylim=(bottom, top))
+    return mesh
 
 
 def heatmap(
@@ -142,14 +159,14 @@ def heatmap(
     x_tick_params: dict | None = None,
     y_tick_params: dict | None = None,
 ):
-    """Draw a matrix with rows top to bottom and columns left to right; returns the image for a colour bar.
+    """Draw a matrix with rows top to bottom and columns left to right; returns the mesh for a colour bar.
 
     For attention weights, rows are queries and columns are keys: pass row_title="query",
     col_title="key", and vmin=0, vmax=1 (the weights' true range). x_tick_params/y_tick_params
     (Axes.tick_params keywords, e.g. labelrotation=90 or labelleft=False) are set before the ticks
     exist, so each tick is made with them instead of being restyled one by one afterwards.
     """
-    image = ax.imshow(values, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto", interpolation="nearest")
+    image = cells(ax, values, cmap=cmap, vmin=vmin, vmax=vmax)
     rows, cols = values.shape
     long_labels = col_labels is not None and max(map(len, col_labels), default=0) > 3
     ax.tick_params(axis="x", **{"labelrotation": 45 if long_labels else 0, **(x_tick_params or {})})

@@ -13,8 +13,8 @@ from app.visuals.kinds.model_heads import (BAR_ROOM, EDGE, FONT, GRID_COLUMNS, G
                                            TITLE, TITLE_PAD, grid_side, legend_height, legend_lines)
 from app.visuals.model import CHARACTER_LETTERS, CHARACTERS, drawable
 
-from .figure import (ANSWER_STYLE, PREDICTED_STYLE, SEQUENTIAL, TICK, line_height, new_figure, prediction_legend,
-                     text_width)
+from .figure import (ANSWER_STYLE, PREDICTED_STYLE, SEQUENTIAL, TICK, cells, line_height, new_figure,
+                     prediction_legend, text_width)
 
 LEGEND = "P previous token, N next, C [CLS], S [SEP], b broad"
 LINK_SPAN = 2.2  # inches between the query and the key columns at most
@@ -108,8 +108,7 @@ def draw_grid(result, inches: tuple[float, float]) -> Figure:
     for index, (head, weights) in enumerate(zip(result.heads, result.weights)):
         row, column = divmod(index, columns)
         left, upper = EDGE + 0.25 + column * (side + GRID_GAP), top + title + row * (title + side + GRID_GAP)
-        image = ax.imshow(weights, cmap=SEQUENTIAL, vmin=0.0, vmax=1.0, interpolation="nearest", aspect="auto",
-                          extent=(left, left + side, upper + side, upper))
+        image = cells(ax, weights, cmap=SEQUENTIAL, vmin=0.0, vmax=1.0, extent=(left, left + side, upper + side, upper))
         image.set_gid(f"head-{head}")
         if column == 0:
             ax.text(left - 0.05, upper + side / 2, "query", rotation=90, ha="right", va="center", fontsize=FONT)

@@ -13,7 +13,8 @@ from app.visuals.kinds.order_blindness import (HEADERS, NARROW_BELOW, NARROW_HEA
                                               narrow_panel_height)
 from app.visuals.words import format_difference, symmetric_limit
 
-from .figure import COLORBAR_PAD, DIVERGING, EDGE, LABEL_PAD, TICK, TITLE_PAD, line_height, new_figure, text_width
+from .figure import (COLORBAR_PAD, DIVERGING, EDGE, LABEL_PAD, TICK, TITLE_PAD, cells, line_height, new_figure,
+                     text_width)
 
 WIDE_TEXT, WIDE_HEADER = 9, 10  # points: the wide layout's labels and titles, and its top line
 BAR = 0.12  # inches: the colour bar's thickness
@@ -77,7 +78,7 @@ def draw_order_blindness(result, inches: tuple[float, float]) -> Figure:
         # Not figure.heatmap: it would make a tick for every one of the d_model columns, the render's
         # costliest part; here each tick is made once, already styled.
         ax = figure.add_axes((x / width, y / height, w / width, h / height))
-        image = ax.imshow(values, cmap=DIVERGING, vmin=-limit, vmax=limit, aspect="auto", interpolation="nearest")
+        image = cells(ax, values, cmap=DIVERGING, vmin=-limit, vmax=limit)
         ax.tick_params(labelsize=text_size)
         ax.set_xticks(columns, labels=[str(j + 1) for j in columns])
         ax.set_yticks(range(n), labels=tokens)  # rows are tokens

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 from hypothesis import strategies as st
+from matplotlib.collections import QuadMesh
 
 from app.visuals import get_kind
 from app.visuals.toy import LEXICON, MAX_TOKENS
@@ -51,8 +52,21 @@ def first_max(matrix):
     return best
 
 
+def grids(ax) -> list:
+    """The grids of cells drawn in ax (app.plots.figure.cells' meshes), none of them a colour bar's own."""
+    bars = {mesh.colorbar.solids for other in ax.figure.axes for mesh in other.collections
+            if getattr(mesh, "colorbar", None) is not None}
+    return [c for c in ax.collections if isinstance(c, QuadMesh) and c not in bars]
+
+
+def grid(ax):
+    """The one grid of cells in ax."""
+    (mesh,) = grids(ax)
+    return mesh
+
+
 def heatmap_axes(figure):
-    return [ax for ax in figure.axes if ax.images]
+    return [ax for ax in figure.axes if grids(ax)]
 
 
 def tick_texts(labels):

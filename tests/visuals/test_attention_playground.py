@@ -11,7 +11,7 @@ from app.engine import causal_mask
 from app.visuals import check_visual, get_kind
 from app.visuals.toy import constructed_multi_head, embed, tokenize
 
-from .helpers import SENTENCE, first_max, heatmap_axes, naive_softmax, tick_texts
+from .helpers import SENTENCE, first_max, grid, heatmap_axes, naive_softmax, tick_texts
 
 MODEL_SEED = 0  # the playground shows the same seeded model to everyone
 
@@ -48,7 +48,7 @@ def test_causal_mask_zeroes_and_hatches_the_future():
         path = hatched.get_path()
         covered = [[path.contains_point((j, i)) for j in range(n)] for i in range(n)]
         assert np.array_equal(covered, future)
-        assert ax.images[0].get_clim() == (0.0, 1.0)
+        assert grid(ax).get_clim() == (0.0, 1.0)
         assert ax.get_xlabel() == "key"
     assert heatmap_axes(figure)[0].get_ylabel() == "query"
     alt, caption = kind.alt(params, result), kind.caption(params, result)
@@ -172,7 +172,7 @@ def test_narrow_stacks_the_heads_in_one_column_with_their_weights(causal):
     for ax in axes:  # every head keeps its own query and key labels, on the true 0..1 scale
         assert ax.get_ylabel() == "query" and ax.get_xlabel() == "key"
         assert tick_texts(ax.get_yticklabels()) == tokens and tick_texts(ax.get_xticklabels()) == tokens
-        assert ax.images[0].get_clim() == (0.0, 1.0)
+        assert grid(ax).get_clim() == (0.0, 1.0)
     # 6 words: the cells are wide enough for their weights, which are the engine's (masked cells: none).
     weights = engine_weights(params.sentence, 4, 16, 1.0, causal == "on")
     mask = causal_mask(len(tokens)) if causal == "on" else np.ones((len(tokens),) * 2, dtype=bool)
@@ -265,8 +265,8 @@ def test_the_real_head_is_drawn_from_its_weights_legibly_in_both_layouts(sentenc
     labels = [drawable(token) for token in real_run(sentence).tokens]
     assert tick_texts(ax.get_yticklabels()) == labels and tick_texts(ax.get_xticklabels()) == labels
     assert ax.get_ylabel() == "query" and ax.get_xlabel() == "key"
-    np.testing.assert_array_equal(np.asarray(ax.images[0].get_array()), result.weights[0])
-    assert ax.images[0].get_clim() == (0.0, 1.0)
+    np.testing.assert_array_equal(np.asarray(grid(ax).get_array()), result.weights[0])
+    assert grid(ax).get_clim() == (0.0, 1.0)
     assert ax.get_title(loc="left" if layout == "narrow" else "center") == result.head_titles[0]
     assert_legible_and_apart(figure)
     image = KIND.render(params, layout=layout).image

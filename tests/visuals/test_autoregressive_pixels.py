@@ -20,7 +20,7 @@ from app.visuals import check_visual, get_kind
 from app.visuals.base import NARROW_WIDTH
 from app.visuals.kinds.autoregressive_pixels import figure_layout
 
-from .helpers import words
+from .helpers import grid, grids, words
 
 KIND = "autoregressive-pixels"
 
@@ -242,8 +242,8 @@ def test_edge_pixels_and_blocks():
 def panels(figure, result):
     """The figure's axes by role: two overlays, two masks, then the step panels' (image, title) in one axes."""
     causal_overlay, local_overlay, causal_mask, local_mask, steps = figure.axes
-    assert len(steps.images) == len(steps.texts) == len(result.steps)
-    return causal_overlay, local_overlay, causal_mask, local_mask, list(zip(steps.images, steps.texts))
+    assert len(grids(steps)) == len(steps.texts) == len(result.steps)
+    return causal_overlay, local_overlay, causal_mask, local_mask, list(zip(grids(steps), steps.texts))
 
 
 def naive_overlay(mask_row, index: int, height: int, width: int) -> np.ndarray:
@@ -267,12 +267,12 @@ def check_figure(values: dict, layout: str = "wide"):
     height, width, n, i = result.height, result.width, result.pixels, result.index
     causal, local = naive_causal(n), naive_local(n, result.block)
     causal_overlay, local_overlay, causal_mask, local_mask, steps = panels(figure, result)
-    np.testing.assert_array_equal(causal_overlay.images[0].get_array(), naive_overlay(causal[i], i, height, width))
-    np.testing.assert_array_equal(local_overlay.images[0].get_array(), naive_overlay(local[i], i, height, width))
+    np.testing.assert_array_equal(grid(causal_overlay).get_array(), naive_overlay(causal[i], i, height, width))
+    np.testing.assert_array_equal(grid(local_overlay).get_array(), naive_overlay(local[i], i, height, width))
     # The masks: rows are query pixels, columns key pixels; 2 attended, 1 causal but outside the window.
     for ax, mask in ((causal_mask, causal), (local_mask, local)):
         expected = np.array([[2 if mask[q][k] else 1 if causal[q][k] else 0 for k in range(n)] for q in range(n)])
-        np.testing.assert_array_equal(ax.images[0].get_array(), expected)
+        np.testing.assert_array_equal(grid(ax).get_array(), expected)
         assert ax.get_ylabel() == "query pixel" and ax.get_xlabel() == "key pixel"
         framed = [p for p in ax.patches if isinstance(p, Rectangle) and p.get_height() == 1]
         assert len(framed) == 1 and framed[0].get_y() == pytest.approx(i - 0.5) and framed[0].get_width() == n
@@ -399,7 +399,7 @@ def test_texts_stay_inside_the_figure_and_apart(values, layout):
             assert (page.x0 + margin <= box.x0 and box.x1 <= page.x1 - margin and page.y0 <= box.y0
                     and box.y1 <= page.y1), (box, page)
     frames = [ax.get_window_extent(renderer) for ax in figure.axes[:4]]
-    frames += [image.get_window_extent(renderer) for image in figure.axes[4].images]  # the step panels
+    frames += [image.get_window_extent(renderer) for image in grids(figure.axes[4])]  # the step panels
     for index, box in enumerate(boxes):
         for other in boxes[index + 1:] + frames:
             if other is not box:

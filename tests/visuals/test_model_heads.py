@@ -18,6 +18,8 @@ from app.visuals import check_visual, get_kind
 from app.visuals.model import (CHARACTERS, FOCUSED_BELOW, NUM_HEADS, NUM_LAYERS, SHARE_MARK, TIE, drawable,
                                font_sentence, head_characters, missing_glyphs, run)
 
+from .helpers import grids
+
 KIND = get_kind("model-heads")
 LONG = " ".join(("the quick brown fox jumps over the lazy dog and then it runs far away " * 5).split()[:62])
 SENTENCES = ("the cat sat on the mat because it was tired", "a dog", "the the the the", "Кошка спит, η γάτα επίσης",
@@ -187,8 +189,8 @@ def test_all_heads_draw_the_layers_weights_on_a_zero_to_one_scale():
     result = KIND.compute(params)
     for layout in ("wide", "narrow"):
         figure = KIND.draw(params, result, KIND.figure_inches(params, layout, result))
-        grid = next(ax for ax in figure.axes if ax.images)
-        images = {image.get_gid(): image for image in grid.images}
+        grid = next(ax for ax in figure.axes if grids(ax))
+        images = {image.get_gid(): image for image in grids(grid)}
         titles = {text.get_gid(): text.get_text() for text in grid.texts if text.get_gid()}
         assert len(images) == len(titles) == NUM_HEADS
         for head in range(NUM_HEADS):
@@ -199,9 +201,10 @@ def test_all_heads_draw_the_layers_weights_on_a_zero_to_one_scale():
             letter = {"previous": "P", "next": "N", "cls": "C", "sep": "S", "broad": "b"}.get(label)
             assert titles[f"title-{head}"] == f"head {head + 1}" + (f" ({letter})" if letter else "")
         # Heads run left to right, then down: head 2 right of head 1, the head below head 1 lower.
-        extents = [images[f"head-{head}"].get_extent() for head in range(NUM_HEADS)]
+        # (left, top) corners of each head's grid, in the axes' inches (y grows down)
+        corners = [tuple(images[f"head-{head}"].get_coordinates()[0, 0]) for head in range(NUM_HEADS)]
         per_row = 4 if layout == "wide" else 2
-        assert extents[1][0] > extents[0][0] and extents[per_row][3] > extents[0][3] == extents[1][3]
+        assert corners[1][0] > corners[0][0] and corners[per_row][1] > corners[0][1] == corners[1][1]
         assert min(t.get_fontsize() for t in all_texts(figure)) >= 8
 
 

@@ -29,7 +29,7 @@ from app.visuals.toy import FEATURE_COUNT, FEATURE_NAMES, MAX_TOKENS, embed, loo
 from app.visuals.words import format_difference
 from conftest import SEED_BANK, answer_via_form, image_size
 
-from .helpers import SENTENCE, heatmap_axes, naive_matmul, naive_softmax, tick_texts
+from .helpers import SENTENCE, grid, grids, heatmap_axes, naive_matmul, naive_softmax, tick_texts
 
 KIND = "order-blindness"
 CHOICES = ("", "order-agnostic", "adversarial")
@@ -351,10 +351,10 @@ def test_three_panels_share_one_symmetric_scale_with_their_rows_labelled(values,
     peak = max(np.abs(run.output).max(), np.abs(run.permuted_output).max(), np.abs(run.difference).max())
     limit = peak if peak > 0 else 1.0
     for ax, values_drawn in zip(axes, (run.output, run.permuted_output, run.difference)):
-        assert ax.images[0].get_clim() == pytest.approx((-limit, limit))
-        np.testing.assert_array_equal(ax.images[0].get_array(), values_drawn)
+        assert grid(ax).get_clim() == pytest.approx((-limit, limit))
+        np.testing.assert_array_equal(grid(ax).get_array(), values_drawn)
         assert ax.get_xlabel() == "output feature"
-        assert len(ax.texts) == 0 and not ax.collections  # nothing written or boxed over the data
+        assert len(ax.texts) == 0 and list(ax.collections) == grids(ax)  # nothing written or boxed over the data
     assert tick_texts(axes[0].get_yticklabels()) == list(result.tokens)
     assert tick_texts(axes[1].get_yticklabels()) == list(result.permuted_tokens)
     assert tick_texts(axes[2].get_yticklabels()) == list(result.tokens)
@@ -428,7 +428,7 @@ def own_texts(ax):
                                     {"d_model": 37, "positional": "on"}])
 def test_colour_bar_ticks_are_round_signed_and_never_minus_zero(values):
     figure, result = drawn(values)
-    (colour_bar,) = [ax for ax in figure.axes if not ax.images]
+    (colour_bar,) = [ax for ax in figure.axes if not grids(ax)]
     labels = tick_texts(colour_bar.get_yticklabels())
     assert len(labels) == 5 and labels[2] == "0"
     assert not any(re.fullmatch(r"[-−]0(\.0*)?", label) for label in labels)

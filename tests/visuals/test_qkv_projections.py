@@ -15,6 +15,7 @@ from app.visuals.toy import embed, project_qkv, tokenize, unknown_words
 from .helpers import (
     SENTENCE,
     computed,
+    grid,
     heatmap_axes,
     naive_matmul,
     row_labels,
@@ -54,13 +55,13 @@ def test_alt_and_figure_name_shapes_and_largest_entries(default_renders):
     axes = {ax.get_title(): ax for ax in heatmap_axes(figure)}
     assert set(axes) == TITLES
     for ax in axes.values():  # one diverging scale, symmetric about 0, from all seven matrices
-        assert ax.images[0].get_clim() == pytest.approx((-limit, limit), rel=1e-12)
+        assert grid(ax).get_clim() == pytest.approx((-limit, limit), rel=1e-12)
     x_axes = axes["input embeddings X\n(the layer's input, 6×6)"]
     assert tick_texts(x_axes.get_yticklabels()) == tokens
     assert tick_texts(x_axes.get_xticklabels()) == ["noun", "verb", "determiner", "adjective", "preposition",
                                                     "pronoun"]
     assert row_labels(axes["Q = X·$W_Q$\n(6×4)"]) == tokens
-    np.testing.assert_allclose(axes["Q = X·$W_Q$\n(6×4)"].images[0].get_array(), naive_matmul(x, weights.w_q),
+    np.testing.assert_allclose(grid(axes["Q = X·$W_Q$\n(6×4)"]).get_array(), naive_matmul(x, weights.w_q),
                                atol=1e-12)
 
 
@@ -91,7 +92,7 @@ def test_the_scale_and_the_numbers_in_the_cells_follow_the_sizes():
     result = kind.compute(params)
     figure = kind.draw(params, result, kind.figure_inches(params))
     for ax in heatmap_axes(figure):
-        assert ax.images[0].get_clim() == pytest.approx((-result.limit, result.limit))
+        assert grid(ax).get_clim() == pytest.approx((-result.limit, result.limit))
         assert not [c for c in ax.collections if getattr(c, "cell_texts", None)]  # too small for numbers
 
 

@@ -18,6 +18,8 @@ from app.visuals.base import NARROW_WIDTH, WIDTH, pixel_size
 from app.visuals.kinds import soft_lookup as sl
 from app.visuals.toy import _LEXICON_SPEC, FEATURE_COUNT, FEATURE_INDEX, LEXICON, embed
 
+from .helpers import grid
+
 KIND = get_kind("soft-lookup")
 WORDS = sorted(LEXICON)
 UNKNOWN = st.text("abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=9).filter(lambda w: w not in LEXICON)
@@ -323,10 +325,10 @@ def test_the_figure_shows_the_shown_numbers_and_has_the_planned_size(values, lay
         assert ax.get_title(loc="left") == placement.title
         assert ax.get_ylabel() == placement.row_title and ax.get_xlabel() == placement.col_title
         if placement.name in ("soft", "hard", "values", "soft_output", "hard_output"):
-            assert ax.images[0].get_clim() == (0.0, 1.0)
+            assert grid(ax).get_clim() == (0.0, 1.0)
         else:
             data = getattr(result, sl.PANEL_DATA[placement.name][0])
-            low, high = ax.images[0].get_clim()
+            low, high = grid(ax).get_clim()
             assert low <= data.min() and data.max() <= high
     if result.unknown:
         assert any("not in the toy lexicon" in t.get_text() for t in figure.texts)
