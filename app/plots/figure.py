@@ -132,8 +132,9 @@ def cells(ax: Axes, values: np.ndarray, *, extent: tuple[float, float, float, fl
     vmin, vmax). Returns the mesh, for a colour bar.
 
     A mesh of quads, not an image: imshow resamples to the screen's pixels through arrays of four floats a pixel
-    (14 MB at once for one heatmap at 2x, measured), where a mesh draws each cell once; the pixels agree to one
-    level of 255, and the mesh draws faster (measured)."""
+    (14 MB at once for one heatmap at 2x, measured), where a mesh draws each cell once. The pixels agree to one
+    level of 255; a figure draws within a few per cent of imshow's time, order-blindness's 0.86× at 2x
+    (measured), and an SVG holds the cells themselves."""
     rows, cols = values.shape
     left, right, bottom, top = extent or (-0.5, cols - 0.5, rows - 0.5, -0.5)
     mesh = ax.pcolormesh(np.linspace(left, right, cols + 1), np.linspace(top, bottom, rows + 1), values, **style)
