@@ -234,12 +234,16 @@ def _write(statement_fn):
 
 
 def start_attempt(attempt_id: str, bank_id: str, seed: int, display_name: str | None = None,
-                  question_ids: list[str] | None = None) -> None:
-    """A new attempt at the whole bank, or (question_ids) at only those of its questions."""
+                  question_ids: list[str] | None = None, owner=None) -> None:
+    """A new attempt at the whole bank, or (question_ids) at only those of its questions. `owner(connection,
+    attempt_id)` records who owns it in the same transaction (an LMS user: app.lti.store.owner); if that fails,
+    with IntegrityError, the attempt is not stored either."""
     def run(connection):
         connection.execute(insert(attempts).values(
             id=attempt_id, bank_id=bank_id, seed=seed, display_name=display_name, started_at=now(),
             question_ids=None if question_ids is None else json.dumps(question_ids)))
+        if owner is not None:
+            owner(connection, attempt_id)
     _write(run)
 
 

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import hashlib
 import re
+import threading
 from datetime import timedelta
 
 import pytest
 import requests
 from sqlalchemy import inspect, text, update
+from sqlalchemy.exc import IntegrityError
 
 from app import create_app, db
 from app.lti import store
@@ -239,16 +241,93 @@ def test_a_learner_cannot_change_or_set_the_settings(tool, lms):
     assert forged.status_code == 403 and "not started in this browser" in forged.text
 
 
+def test_two_launches_of_one_learner_at_the_same_moment_start_one_attempt(tool, lms, monkeypatch):
+    """Both launches count the learner's attempts before either starts one (a barrier holds each after its count),
+    so both try to start attempt 1: the database lets one, and the other resumes it. Before, each started its
+    own, and a one-attempt quiz gave two."""
+    custom = place(lms, tool, "course-race", attempts="1")
+    counted, barrier, calls, lock = store.user_attempts, threading.Barrier(2, timeout=20), [], threading.Lock()
+
+    def count_then_wait(link_id, user_sub):
+        attempts = counted(link_id, user_sub)
+        with lock:
+            calls.append(len(attempts))
+            first_two = len(calls) <= 2
+        if first_two:
+            barrier.wait()  # both launches have counted before either writes
+        return attempts
+
+    monkeypatch.setattr(store, "user_attempts", count_then_wait)
+    browsers = [requests.Session(), requests.Session()]
+    opened = [None, None]
+
+    def open_quiz(index):
+        opened[index] = launch(browsers[index], lms, student("dan", "course-race", custom))
+
+    threads = [threading.Thread(target=open_quiz, args=(index,)) for index in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    monkeypatch.undo()
+    assert calls[:2] == [0, 0] and len(calls) == 3  # both counted none; the one refused counted again
+    for page in opened:
+        assert page.status_code == 200 and page.url == f"{tool.url}/quiz/quiz/", page.text[:300]
+    with tool.app.app_context():
+        platform = store.list_platforms()[0]
+        found = store.find_link(platform.id, "deployment-1", "course-race", "placed")
+        (attempt,) = store.user_attempts(found.id, "dan")
+    assert answer(browsers[0], tool, 1).status_code == 200  # answered in one browser (the answer page) ...
+    second = browsers[1].get(f"{tool.url}/quiz/quiz/q1", allow_redirects=False)  # ... is answered in the other
+    assert second.status_code == 303 and second.headers["Location"].endswith("/quiz/quiz/q1/answer")
+    with tool.app.app_context(), db.engine().connect() as connection:
+        answered = connection.execute(text("SELECT attempt_id FROM tries")).scalars().all()
+    assert attempt.id in answered
+
+
+def _insert_a_link(connection) -> None:
+    """Platform 1 and its link 1 (deployment d, course c, resource link r, bank quiz), in plain SQL."""
+    connection.execute(text("INSERT INTO lti_platforms (issuer, client_id, auth_login_url, auth_token_url, "
+                            "key_set_url, created_at) VALUES ('i', 'c', 'a', 't', 'k', '2026-01-01')"))
+    connection.execute(text("INSERT INTO lti_links (platform_id, deployment_id, context_id, resource_link_id, "
+                            "bank_id, score_policy) VALUES (1, 'd', 'c', 'r', 'quiz', 'best')"))
+
+
+def test_a_database_from_before_attempt_numbers_gets_the_column_and_keeps_its_attempts(tmp_path):
+    url = f"sqlite:///{tmp_path / 'old.sqlite3'}"
+    config = {"TESTING": True, "SECRET_KEY": "x", "QUIZ_DIR": str(tmp_path), "DATABASE_URL": url}
+    app = create_app(config)
+    with app.app_context(), db.engine().begin() as connection:  # as the previous release made it
+        connection.execute(text("DROP INDEX uq_lti_attempts_number"))
+        connection.execute(text("ALTER TABLE lti_attempts DROP COLUMN attempt_number"))
+        _insert_a_link(connection)
+        for attempt_id in ("a" * 32, "b" * 32):  # two attempts of one learner, as a race could leave them
+            connection.execute(text(f"INSERT INTO attempts (id, bank_id, seed, started_at) "
+                                    f"VALUES ('{attempt_id}', 'quiz', 1, '2026-01-01')"))
+            connection.execute(text(f"INSERT INTO lti_attempts (attempt_id, link_id, user_sub) "
+                                    f"VALUES ('{attempt_id}', 1, 'u')"))
+    app = create_app(config)  # starting migrates
+    with app.app_context():
+        assert "attempt_number" in {c["name"] for c in inspect(db.engine()).get_columns("lti_attempts")}
+        assert len(store.user_attempts(1, "u")) == 2
+        with db.engine().begin() as connection:
+            connection.execute(text("INSERT INTO attempts (id, bank_id, seed, started_at) "
+                                    "VALUES ('" + "c" * 32 + "', 'quiz', 1, '2026-01-02')"))
+            store.owner(1, "u", None, 3)(connection, "c" * 32)
+        with pytest.raises(IntegrityError), db.engine().begin() as connection:  # the number is unique now
+            connection.execute(text("INSERT INTO attempts (id, bank_id, seed, started_at) "
+                                    "VALUES ('" + "d" * 32 + "', 'quiz', 1, '2026-01-02')"))
+            store.owner(1, "u", None, 3)(connection, "d" * 32)
+        assert len(store.user_attempts(1, "u")) == 3
+
+
 def test_a_database_from_before_link_settings_gets_the_column(tmp_path):
     url = f"sqlite:///{tmp_path / 'old.sqlite3'}"
     config = {"TESTING": True, "SECRET_KEY": "x", "QUIZ_DIR": str(tmp_path), "DATABASE_URL": url}
     app = create_app(config)
     with app.app_context(), db.engine().begin() as connection:
         connection.execute(text("ALTER TABLE lti_links DROP COLUMN settings"))  # as the previous release made it
-        connection.execute(text("INSERT INTO lti_platforms (issuer, client_id, auth_login_url, auth_token_url, "
-                                "key_set_url, created_at) VALUES ('i', 'c', 'a', 't', 'k', '2026-01-01')"))
-        connection.execute(text("INSERT INTO lti_links (platform_id, deployment_id, context_id, resource_link_id, "
-                                "bank_id, score_policy) VALUES (1, 'd', 'c', 'r', 'quiz', 'best')"))
+        _insert_a_link(connection)
     app = create_app(config)  # starting migrates
     with app.app_context():
         assert "settings" in {c["name"] for c in inspect(db.engine()).get_columns("lti_links")}

@@ -97,12 +97,16 @@ links = Table(
 
 
 @event.listens_for(metadata, "after_create")
-def _add_link_settings(target, connection, **kw) -> None:
-    """create_all (app.db.migrate, at every start) adds no column to a table it finds: a database whose links
-    predate per-link settings gets the column here. A worker that loses the race to add it fails, and migrate's
-    retry finds it added."""
+def _add_new_columns(target, connection, **kw) -> None:
+    """create_all (app.db.migrate, at every start) adds no column to a table it finds: a database that predates
+    per-link settings or attempt numbers gets them here (older attempts keep no number; NULLs never clash). A
+    worker that loses the race to add one fails, and migrate's retry finds it added."""
     if "settings" not in {c["name"] for c in inspect(connection).get_columns("lti_links")}:
         connection.execute(text("ALTER TABLE lti_links ADD COLUMN settings TEXT"))
+    if "attempt_number" not in {c["name"] for c in inspect(connection).get_columns("lti_attempts")}:
+        connection.execute(text("ALTER TABLE lti_attempts ADD COLUMN attempt_number INTEGER"))
+        connection.execute(text("CREATE UNIQUE INDEX uq_lti_attempts_number "
+                                "ON lti_attempts (link_id, user_sub, attempt_number)"))
 
 
 attempt_users = Table(
@@ -111,7 +115,11 @@ attempt_users = Table(
     Column("link_id", Integer, ForeignKey("lti_links.id", ondelete="CASCADE"), nullable=False),
     Column("user_sub", String(255), nullable=False),
     Column("user_name", String(255)),
+    # The user's 1st, 2nd, ... attempt in this link, unique: two launches of one learner at the same moment both
+    # count n attempts and both try to start number n + 1; the database lets one of them (app.lti.views).
+    Column("attempt_number", Integer),
     Index("ix_lti_attempts_user", "link_id", "user_sub"),
+    Index("uq_lti_attempts_number", "link_id", "user_sub", "attempt_number", unique=True),
 )
 
 # One row per (link, user) whose grade must reach the LMS; the score is computed when it is sent, so a retry
@@ -390,10 +398,14 @@ def set_lineitem(link_id: int, url: str | None) -> None:
             lineitem_url=url, lineitem_claimed_at=None))
 
 
-def map_attempt(attempt_id: str, link_id: int, user_sub: str, user_name: str | None) -> None:
-    with _connect() as connection:
-        connection.execute(insert(attempt_users).values(
-            attempt_id=attempt_id, link_id=link_id, user_sub=user_sub, user_name=user_name))
+def owner(link_id: int, user_sub: str, user_name: str | None, attempt_number: int):
+    """What makes a new attempt this user's `attempt_number`-th in this link, written in the attempt's own
+    transaction (db.start_attempt's `owner`): when another attempt has that number, IntegrityError, and neither
+    is stored."""
+    def write(connection, attempt_id: str) -> None:
+        connection.execute(insert(attempt_users).values(attempt_id=attempt_id, link_id=link_id, user_sub=user_sub,
+                                                        user_name=user_name, attempt_number=attempt_number))
+    return write
 
 
 def attempt_owner(attempt_id: str):

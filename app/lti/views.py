@@ -11,6 +11,7 @@ from flask import current_app, jsonify, redirect, render_template, request, sess
 from pylti1p3.deep_link_resource import DeepLinkResource
 from pylti1p3.exception import LtiException
 from pylti1p3.lineitem import LineItem
+from sqlalchemy.exc import IntegrityError
 
 from ..bank import banks
 from ..errors import AppError, BadInput, NotFound
@@ -117,7 +118,8 @@ def _open_attempt(link: store.Link, body: dict):
     bank = settings.apply(banks().get(link.bank_id), link.settings)[0]
     session.clear()  # a launch is a new identity: nothing of the browser's previous user carries over
     user_sub, name = str(body["sub"]), _user_name(body)
-    taken = [a for a in store.user_attempts(link.id, user_sub) if a.bank_id == bank.id]  # a re-pointed link: afresh
+    every = store.user_attempts(link.id, user_sub)  # at any bank this link has opened
+    taken = [a for a in every if a.bank_id == bank.id]  # a re-pointed link: afresh
     progress.count_started(bank, len(taken))
     unfinished = [a for a in taken if a.finished_at is None]
     if unfinished:
@@ -127,7 +129,10 @@ def _open_attempt(link: store.Link, body: dict):
         raise progress.NoAttemptsLeft(_no_attempts_left(link, user_sub, bank),
                                       link=("See your results", url_for("quiz.summary", bank_id=bank.id)))
     else:
-        store.map_attempt(progress.start(bank, display_name=name).id, link.id, user_sub, name)
+        try:
+            progress.start(bank, display_name=name, owner=store.owner(link.id, user_sub, name, len(every) + 1))
+        except IntegrityError:  # this learner's launch from another browser, at the same moment, started it first
+            return _open_attempt(link, body)  # counted again: that attempt is theirs to resume
     return redirect(url_for("quiz.start", bank_id=bank.id), 303)
 
 

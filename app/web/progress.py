@@ -349,16 +349,17 @@ def _forget() -> None:
     g.pop("attempt_states", None)
 
 
-def create(bank: Bank, display_name: str | None = None, questions: list[Question] | None = None) -> Attempt:
+def create(bank: Bank, display_name: str | None = None, questions: list[Question] | None = None,
+           owner=None) -> Attempt:
     """A new attempt with a fresh variant seed (whole bank, or only `questions`), under the attempt limit, the
-    bank's window and its `attempts:` (counted per browser session)."""
+    bank's window and its `attempts:` (counted per browser session); `owner`: see db.start_attempt."""
     check_open(bank)
     check_can_start(bank)
     charge_attempt_start()
     attempt_id = secrets.token_hex(16)
     _forget()
     db.start_attempt(attempt_id, bank.id, secrets.randbelow(MAX_SEED), display_name,
-                     None if questions is None else [q.id for q in questions])
+                     None if questions is None else [q.id for q in questions], owner)
     if bank.attempts is not None:  # counted only where a limit applies: other banks' cookies stay as they were
         started = session.setdefault("started", {})
         started[bank.id] = started.get(bank.id, 0) + 1
@@ -382,9 +383,10 @@ def settings(bank: Bank) -> Bank:
     return attempt.bank if attempt is not None else bank
 
 
-def start(bank: Bank, display_name: str | None = None, questions: list[Question] | None = None) -> Attempt:
+def start(bank: Bank, display_name: str | None = None, questions: list[Question] | None = None,
+          owner=None) -> Attempt:
     """A new attempt that becomes the session's attempt at `bank` (the old one stays in the database)."""
-    attempt = create(bank, display_name, questions)
+    attempt = create(bank, display_name, questions, owner)
     session.setdefault("attempts", {})[bank.id] = attempt.id
     session.modified = True
     return attempt
