@@ -321,8 +321,9 @@ class Server:
         """VmRSS and VmHWM (peak RSS) of each worker, in MB, and the largest of each."""
         rss, hwm, files, private, model = [], [], [], [], []
         for pid in self.worker_pids():
-            try:
+            try:  # a worker that has just exited is skipped
                 status = Path(f"/proc/{pid}/status").read_text()
+                maps = Path(f"/proc/{pid}/maps").read_text()
             except OSError:
                 continue
             values = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
@@ -330,10 +331,7 @@ class Server:
             hwm.append(int(values["VmHWM"].split()[0]) / 1024)
             files.append(int(values["RssFile"].split()[0]) / 1024)  # mapped files: libraries, the model's weights
             private.append(int(values["RssAnon"].split()[0]) / 1024)  # the heap: what a worker holds of its own
-            try:
-                model.append("model.safetensors" in Path(f"/proc/{pid}/maps").read_text())
-            except OSError:
-                pass
+            model.append("model.safetensors" in maps)
         return {"rss_mb": max(rss, default=0.0), "peak_mb": max(hwm, default=0.0), "workers": len(rss),
                 "each_rss_mb": rss, "each_peak_mb": hwm, "file_mb": max(files, default=0.0),
                 "anon_mb": max(private, default=0.0), "model_mapped": any(model)}

@@ -285,6 +285,21 @@ def test_two_launches_of_one_learner_at_the_same_moment_start_one_attempt(tool, 
     assert attempt.id in answered
 
 
+def test_a_new_attempt_is_numbered_past_the_highest_even_after_a_gap(tool, lms):
+    """Numbers count from the highest, not the count: with attempt 1 gone (deleted by hand, say) and attempt 2
+    finished, the next is 3; counting would pick 2 again and never get past the clash."""
+    custom = place(lms, tool, "course-gap")
+    assert launch(requests.Session(), lms, student("fay", "course-gap", custom)).status_code == 200
+    first = latest_attempt(tool, "course-gap", "fay")
+    with tool.app.app_context(), db.engine().begin() as connection:
+        connection.execute(text("UPDATE lti_attempts SET attempt_number = 2 WHERE attempt_id = :id"), {"id": first.id})
+        connection.execute(text("UPDATE attempts SET finished_at = started_at WHERE id = :id"), {"id": first.id})
+    again = launch(requests.Session(), lms, student("fay", "course-gap", custom))
+    assert again.status_code == 200 and again.url == f"{tool.url}/quiz/quiz/", again.text[:300]
+    newest = latest_attempt(tool, "course-gap", "fay")
+    assert newest.id != first.id and newest.attempt_number == 3
+
+
 def _insert_a_link(connection) -> None:
     """Platform 1 and its link 1 (deployment d, course c, resource link r, bank quiz), in plain SQL."""
     connection.execute(text("INSERT INTO lti_platforms (issuer, client_id, auth_login_url, auth_token_url, "

@@ -116,7 +116,7 @@ attempt_users = Table(
     Column("user_sub", String(255), nullable=False),
     Column("user_name", String(255)),
     # The user's 1st, 2nd, ... attempt in this link, unique: two launches of one learner at the same moment both
-    # count n attempts and both try to start number n + 1; the database lets one of them (app.lti.views).
+    # see n as the highest and both try to start number n + 1; the database lets one of them (app.lti.views).
     Column("attempt_number", Integer),
     Index("ix_lti_attempts_user", "link_id", "user_sub"),
     Index("uq_lti_attempts_number", "link_id", "user_sub", "attempt_number", unique=True),
@@ -416,10 +416,10 @@ def attempt_owner(attempt_id: str):
 
 
 def user_attempts(link_id: int, user_sub: str) -> list:
-    """The user's attempts in this link, newest first."""
+    """The user's attempts in this link, newest first, each with its attempt_number (None before numbers)."""
     with db.engine().connect() as connection:
         return connection.execute(
-            select(db.attempts).join(attempt_users, attempt_users.c.attempt_id == db.attempts.c.id)
+            select(db.attempts, attempt_users.c.attempt_number).join(attempt_users, attempt_users.c.attempt_id == db.attempts.c.id)
             .where(attempt_users.c.link_id == link_id, attempt_users.c.user_sub == user_sub)
             .order_by(db.attempts.c.started_at.desc())).all()
 

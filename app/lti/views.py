@@ -129,8 +129,9 @@ def _open_attempt(link: store.Link, body: dict):
         raise progress.NoAttemptsLeft(_no_attempts_left(link, user_sub, bank),
                                       link=("See your results", url_for("quiz.summary", bank_id=bank.id)))
     else:
+        number = 1 + max((a.attempt_number or 0 for a in every), default=0)  # past any gap a deletion left
         try:
-            progress.start(bank, display_name=name, owner=store.owner(link.id, user_sub, name, len(every) + 1))
+            progress.start(bank, display_name=name, owner=store.owner(link.id, user_sub, name, number))
         except IntegrityError:  # this learner's launch from another browser, at the same moment, started it first
             return _open_attempt(link, body)  # counted again: that attempt is theirs to resume
     return redirect(url_for("quiz.start", bank_id=bank.id), 303)
