@@ -305,13 +305,6 @@ def finish_attempt(attempt_id: str, question_count: int) -> bool:
     return _write(run)
 
 
-def record_response(attempt_id: str, bank_id: str, question_id: str, seed: int, answer: Any,
-                    score: float, question_count: int) -> TryStored | None:
-    """Store the first and only answer to a question in an attempt. None if one was already stored."""
-    return record_try(attempt_id, bank_id, question_id, 1, answer, score, final=True, final_score=score, seed=seed,
-                      question_count=question_count)
-
-
 @dataclass(frozen=True)
 class AttemptState:
     """An attempt's row (None if there is none), its stored tries per question, and the assessment settings of the

@@ -18,8 +18,7 @@ from hypothesis import strategies as st
 
 from app import create_app
 from app.authoring import cli
-from app.authoring.export import (GIFT_SPECIAL, MOODLE_PERCENTS, gift_escape, gift_unescape, right_percents,
-                                  to_html)
+from app.authoring.export import GIFT_SPECIAL, MOODLE_PERCENTS, gift_escape, right_percents, to_html
 from app.bank.loader import load_bank_file
 from app.bank.variants import instantiate
 from app.grading import score_choice
@@ -28,6 +27,12 @@ from app.paths import resource_dir
 from app.visuals import check_visual
 
 SEED_BANK = "attention-transformers"
+GIFT_ESCAPED = re.compile(r"\\([\\~=#{}:n])")  # what Moodle's GIFT reader unescapes
+
+
+def gift_unescape(text: str) -> str:
+    """What Moodle reads from escaped GIFT text; the inverse of gift_escape (up to line endings)."""
+    return GIFT_ESCAPED.sub(lambda match: "\n" if match.group(1) == "n" else match.group(1), text)
 PRACTICE_BANK = "attention-practice"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 

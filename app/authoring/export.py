@@ -450,18 +450,12 @@ def _moodle_answers(element: ElementTree.Element, question: Question, grades: Mu
 # Moodle's GIFT reader (question/format/gift/format.php) treats these as syntax unless escaped with a
 # backslash; a newline is written as \n, since a blank line ends a question.
 GIFT_SPECIAL = "\\~=#{}:"
-_GIFT_ESCAPE = re.compile(r"\\([\\~=#{}:n])")
 
 
 def gift_escape(text: str) -> str:
     """Escape text for GIFT. Line endings are normalised to \\n first (GIFT has no escape for \\r)."""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     return "".join("\\" + char if char in GIFT_SPECIAL else "\\n" if char == "\n" else char for char in text)
-
-
-def gift_unescape(text: str) -> str:
-    """What Moodle reads from escaped GIFT text; the inverse of gift_escape (up to line endings)."""
-    return _GIFT_ESCAPE.sub(lambda match: "\n" if match.group(1) == "n" else match.group(1), text)
 
 
 def _gift_text(text: str) -> str:

@@ -139,10 +139,6 @@ grade_sync = Table(
 )
 
 
-class RegistrationError(ValueError):
-    """A platform registration that cannot be stored, with a sentence for the administrator."""
-
-
 @dataclass(frozen=True)
 class Platform:
     id: int

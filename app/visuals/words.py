@@ -46,7 +46,3 @@ def symmetric_limit(*arrays) -> float:
 
     peak = max(float(np.max(np.abs(a))) for a in arrays if np.size(a))
     return peak if peak > 0 else 1.0
-
-
-def format_slope(slope: float) -> str:
-    return f"{slope:.1f}"
