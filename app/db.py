@@ -313,6 +313,8 @@ class AttemptState:
     row: Any
     tries: dict[str, list[StoredTry]]
     link_settings: dict[str, str]
+    in_course: bool = False  # an LMS launch started it: it is an LMS user's attempt in a course link
+    graded: bool = False  # ... and that link has the platform's grade service, so its score is sent
 
 
 _ATTEMPT_COLUMNS = [column.name for column in attempts.c]
@@ -325,7 +327,8 @@ def _attempt_state_query():
     return (
         select(attempts, tries.c.question_id.label("t_question_id"), tries.c.try_number.label("t_number"),
                tries.c.answer.label("t_answer"), tries.c.final.label("t_final"), tries.c.score.label("t_score"),
-               lti_links.c.settings.label("link_settings"))
+               lti_links.c.settings.label("link_settings"), lti_attempts.c.link_id.label("link_id"),
+               lti_links.c.ags_scopes.label("link_grades"))
         .select_from(attempts.outerjoin(tries, tries.c.attempt_id == attempts.c.id)
                      .outerjoin(lti_attempts, lti_attempts.c.attempt_id == attempts.c.id)
                      .outerjoin(lti_links, lti_links.c.id == lti_attempts.c.link_id))
@@ -347,7 +350,8 @@ def attempt_state(attempt_id: str) -> AttemptState:
         if r.t_question_id is not None:
             stored.setdefault(r.t_question_id, []).append(
                 StoredTry(r.t_question_id, r.t_number, json.loads(r.t_answer), bool(r.t_final), float(r.t_score)))
-    return AttemptState(row, stored, json.loads(first.link_settings) if first.link_settings else {})
+    return AttemptState(row, stored, json.loads(first.link_settings) if first.link_settings else {},
+                        in_course=first.link_id is not None, graded=bool(first.link_grades and json.loads(first.link_grades)))
 
 
 def set_display_name(attempt_id: str, name: str | None) -> None:

@@ -52,3 +52,28 @@ def test_deep_linking_in_a_browser_posts_back_to_the_lms(browser, tool, lms):  #
     assert lms.deep_link_items[-1][0]["custom"] == {"bank": "demo", "score_policy": "latest", "time_limit": "20m",
                                                     "shuffle_questions": "true"}
     context.close()
+
+
+def test_a_retake_in_the_browser_is_the_learners_next_graded_attempt(browser, tool, lms):  # noqa: F811
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(lms.start_url(learner("xia", context="course-c")))
+    page.wait_for_url(f"{tool.url}/quiz/demo/")
+    for attempt_answers in (("8", "3"), ("8", "2")):  # 1 of 2, then 2 of 2
+        for question, value in zip(("heads", "sum"), attempt_answers):
+            page.goto(f"{tool.url}/quiz/demo/{question}")
+            page.fill("#answer-input", value)
+            page.click("button:has-text('Submit answer')")
+            page.wait_for_url(f"{tool.url}/quiz/demo/{question}/answer")
+        page.goto(f"{tool.url}/quiz/demo/summary")
+        assert "A retake is your next attempt in the course" in page.inner_text("#course-retake")
+        assert page.is_visible("button:has-text('Try the 1 I missed (practice)')") == (attempt_answers[1] == "3")
+        finish(tool, "course-c", "link-1", "xia")
+        page.click("button:has-text('Retake the quiz')")
+        page.wait_for_url(f"{tool.url}/quiz/demo/")  # the start page, as a launch opens
+        assert "Student xia" in page.content()  # still the learner the LMS launched
+    assert lms.gradebook("course-c")["Quiz link link-1"]["xia"]["scoreGiven"] == 2.0  # the retake's, the best
+    page.goto(f"{tool.url}/quiz/demo/summary")  # the third attempt, just started: no retake until it is finished
+    assert "answer the remaining questions before you retake the quiz" in " ".join(page.inner_text("#course-retake").split())
+    assert not page.is_visible("button:has-text('Retake the quiz')")
+    context.close()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -18,7 +19,7 @@ from sqlalchemy.exc import IntegrityError
 from app import create_app, db
 from app.lti import store
 from lti_platform import INSTRUCTOR, LEARNER, PendingLaunch, Platform, PlatformServer
-from test_lti_flow import _b64, _payload, _segments, launch, only_form, serve_tool
+from test_lti_flow import Forms, _b64, _payload, _segments, launch, only_form, serve_tool
 
 QUESTIONS = 6
 BANK = "id: quiz\ntitle: Settings quiz\nattempts: 3\nquestions:\n" + "".join(
@@ -148,6 +149,93 @@ def test_one_attempt_per_lms_user_holds_across_browsers(tool, lms):
         assert len(store.user_attempts(found.id, "ana")) == 1  # no new attempt was started
     other = launch(requests.Session(), lms, student("ben", "course-one", custom))  # another learner: their own
     assert other.status_code == 200 and other.url == f"{tool.url}/quiz/quiz/"
+
+
+def summary_form(person: requests.Session, tool, action: str):
+    """The results page, and the fields of its form that posts to `action` (None when the page has no such form)."""
+    page = person.get(f"{tool.url}/quiz/quiz/summary")
+    forms = [form for form in Forms(page.text).forms if form["action"] == f"/quiz/quiz/{action}"]
+    return " ".join(page.text.split()), forms[0]["fields"] if forms else None
+
+
+def user_attempts(tool, context: str, user: str) -> list:
+    with tool.app.app_context():
+        platform = store.list_platforms()[0]
+        return store.user_attempts(store.find_link(platform.id, "deployment-1", context, "placed").id, user)
+
+
+def test_retake_in_an_lms_session_starts_the_learners_next_graded_attempt(tool, lms):
+    custom = place(lms, tool, "course-retake", attempts="2", time_limit="10m")
+    person = requests.Session()
+    launch(person, lms, student("ivy", "course-retake", custom))
+    for number in range(1, QUESTIONS + 1):
+        answer(person, tool, number, value=0 if number <= 3 else None)  # 3 of 6
+    assert lms.gradebook("course-retake")["Quiz link placed"]["ivy"]["scoreGiven"] == 3.0
+    page, fields = summary_form(person, tool, "retake")
+    assert "A retake is your next attempt in the course, and its score goes to the course's grade book." in page
+    retaken = person.post(f"{tool.url}/quiz/quiz/retake", data=fields)
+    assert retaken.status_code == 200 and retaken.url == f"{tool.url}/quiz/quiz/", retaken.text[:300]
+    assert "You may start 2 attempts at this quiz; 2 used." in retaken.text  # the link's limit, not the bank's 3
+    assert ("You opened this quiz from your course as Student ivy: your instructor sees your results there, and "
+            "your score goes to the course's grade book.") in " ".join(retaken.text.split())
+    assert 'name="display_name"' not in retaken.text  # the course knows the learner: no "stay anonymous" form
+    attempts = user_attempts(tool, "course-retake", "ivy")
+    assert [a.attempt_number for a in attempts] == [2, 1] and attempts[0].finished_at is None  # the learner's own
+    assert "Time limit: answer by" in person.get(f"{tool.url}/quiz/quiz/q1").text  # under the link's settings
+    for number in range(1, QUESTIONS + 1):
+        answer(person, tool, number)
+    assert lms.gradebook("course-retake")["Quiz link placed"]["ivy"]["scoreGiven"] == 6.0  # the best, sent
+    _, fields = summary_form(person, tool, "retake")
+    refused = person.post(f"{tool.url}/quiz/quiz/retake", data=fields)  # the link's 2 attempts are used
+    assert refused.status_code == 403 and "allows 2 attempts, and you have used all of them" in refused.text
+    assert "Your best score, 6 / 6, is the one that goes to the course&#39;s grade book." in refused.text
+    assert len(user_attempts(tool, "course-retake", "ivy")) == 2
+
+
+def test_retake_in_an_lms_session_waits_for_the_attempt_to_finish(tool, lms):
+    custom = place(lms, tool, "course-unfinished")
+    person = requests.Session()
+    launch(person, lms, student("jo", "course-unfinished", custom))
+    answer(person, tool, 1)
+    page, fields = summary_form(person, tool, "retake")
+    assert fields is None and "answer the remaining questions before you retake the quiz" in page
+    token = form_token(person, tool, 2)  # the session's token, as a tab with an older results page holds it
+    refused = person.post(f"{tool.url}/quiz/quiz/retake", data={"csrf_token": token})
+    assert refused.status_code == 400 and "This attempt is not finished yet" in refused.text
+    assert len(user_attempts(tool, "course-unfinished", "jo")) == 1
+
+
+def test_the_missed_questions_in_an_lms_session_are_ungraded_practice(tool, lms):
+    custom = place(lms, tool, "course-practice", attempts="1")
+    person = requests.Session()
+    launch(person, lms, student("kai", "course-practice", custom))
+    for number in range(1, QUESTIONS + 1):
+        answer(person, tool, number, value=0 if number == 1 else None)  # 5 of 6
+    page, fields = summary_form(person, tool, "retake-missed")
+    assert "Try the 1 I missed (practice)" in page and "it is not graded" in page
+    practice = person.post(f"{tool.url}/quiz/quiz/retake-missed", data=fields)  # the link's 1 attempt is used
+    assert practice.status_code == 200 and practice.url == f"{tool.url}/quiz/quiz/q1", practice.text[:300]
+    start = " ".join(person.get(f"{tool.url}/quiz/quiz/").text.split())
+    assert "This attempt is practice on the questions you missed: it is not graded" in start
+    answer(person, tool, 1)
+    assert "You scored <strong>1</strong> out of 1" in person.get(f"{tool.url}/quiz/quiz/summary").text
+    assert len(user_attempts(tool, "course-practice", "kai")) == 1  # not the course's attempt
+    assert lms.gradebook("course-practice")["Quiz link placed"]["kai"]["scoreGiven"] == 5.0  # not sent
+    _, fields = summary_form(person, tool, "retake")  # from the practice: still the course's retake
+    refused = person.post(f"{tool.url}/quiz/quiz/retake", data=fields)
+    assert refused.status_code == 403 and "allows 1 attempt, and you have used it" in refused.text
+
+
+def test_a_link_without_the_grade_service_claims_no_grade_book(tool, lms):
+    custom = place(lms, tool, "course-ungraded")
+    person = requests.Session()
+    opened = launch(person, lms, replace(student("lu", "course-ungraded", custom), ags=False))
+    page = " ".join(opened.text.split())
+    assert "You opened this quiz from your course as Student lu: your instructor sees your results there." in page
+    for number in range(1, QUESTIONS + 1):
+        answer(person, tool, number)
+    results, _ = summary_form(person, tool, "retake")
+    assert "A retake is your next attempt in the course." in results and "grade book" not in results
 
 
 def test_two_courses_linking_the_quiz_keep_their_own_settings(tool, lms):

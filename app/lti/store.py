@@ -405,9 +405,10 @@ def owner(link_id: int, user_sub: str, user_name: str | None, attempt_number: in
 
 
 def attempt_owner(attempt_id: str):
-    """(link_id, user_sub) of an LTI attempt, or None for an anonymous one."""
+    """(link_id, user_sub, user_name) of an LTI attempt, or None for an anonymous one."""
     with db.engine().connect() as connection:
-        return connection.execute(select(attempt_users.c.link_id, attempt_users.c.user_sub).where(
+        return connection.execute(select(attempt_users.c.link_id, attempt_users.c.user_sub,
+                                         attempt_users.c.user_name).where(
             attempt_users.c.attempt_id == attempt_id)).first()
 
 

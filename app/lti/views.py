@@ -113,19 +113,40 @@ def _user_name(body: dict) -> str | None:
 
 
 def _open_attempt(link: store.Link, body: dict):
-    """A learner's launch: resume their unfinished attempt in this link, or start a new one that is theirs, under
-    the link's settings; `attempts:` counts this LMS user's attempts in this link, from any browser."""
+    """A learner's launch: a new identity (nothing of the browser's previous user carries over), then their
+    attempt in this link."""
+    session.clear()
+    return _next_attempt(link, str(body["sub"]), _user_name(body))
+
+
+def retake_in_course(bank, attempt_id: str):
+    """The quiz's Retake in a session an LMS launch opened (`attempt_id`: the attempt it opened): the learner's next
+    attempt in the same link, graded and under the link's settings and its `attempts:`, as a new launch would start
+    it. Refused while the session's attempt is unfinished: the grade book counts finished attempts."""
+    owner = store.attempt_owner(attempt_id)
+    link = store.link_by_id(owner.link_id) if owner is not None else None
+    if link is None or link.bank_id != bank.id:
+        raise BadInput(f"The link to {bank.title!r} in your course has changed since you opened it, so no attempt was "
+                       "started here. Open the quiz from your course again.")
+    current = progress.current(bank)
+    if current is not None and current.id == attempt_id and not current.finished:
+        raise BadInput("This attempt is not finished yet, and your course's grade book counts finished attempts, so "
+                       "no new one was started. Answer its remaining questions first; then you can retake the quiz.")
+    return _next_attempt(link, owner.user_sub, owner.user_name)
+
+
+def _next_attempt(link: store.Link, user_sub: str, name: str | None):
+    """Resume the learner's unfinished attempt in this link, or start a new one that is theirs, under the link's
+    settings; `attempts:` counts this LMS user's attempts in this link, from any browser."""
     bank = settings.apply(banks().get(link.bank_id), link.settings)[0]
-    session.clear()  # a launch is a new identity: nothing of the browser's previous user carries over
-    user_sub, name = str(body["sub"]), _user_name(body)
     every = store.user_attempts(link.id, user_sub)  # at any bank this link has opened
     taken = [a for a in every if a.bank_id == bank.id]  # a re-pointed link: afresh
     progress.count_started(bank, len(taken))
     unfinished = [a for a in taken if a.finished_at is None]
     if unfinished:
-        progress.adopt(bank, unfinished[0].id)
+        progress.adopt(bank, unfinished[0].id, in_course=True)
     elif bank.attempts is not None and len(taken) >= bank.attempts:
-        progress.adopt(bank, taken[0].id)  # the latest: its results stay on the quiz's pages
+        progress.adopt(bank, taken[0].id, in_course=True)  # the latest: its results stay on the quiz's pages
         raise progress.NoAttemptsLeft(_no_attempts_left(link, user_sub, bank),
                                       link=("See your results", url_for("quiz.summary", bank_id=bank.id)))
     else:
@@ -133,7 +154,7 @@ def _open_attempt(link: store.Link, body: dict):
         try:
             progress.start(bank, display_name=name, owner=store.owner(link.id, user_sub, name, number))
         except IntegrityError:  # this learner's launch from another browser, at the same moment, started it first
-            return _open_attempt(link, body)  # counted again: that attempt is theirs to resume
+            return _next_attempt(link, user_sub, name)  # counted again: that attempt is theirs to resume
     return redirect(url_for("quiz.start", bank_id=bank.id), 303)
 
 

@@ -117,6 +117,7 @@ class Attempt:
         if bank.shuffle is not None and bank.shuffle.questions:
             self.questions = _shuffled(self.questions, self.seed, "questions")
         self._stored = state.tries
+        self.in_course, self.graded = state.in_course, state.graded  # see db.AttemptState
 
     @property
     def deadline(self) -> datetime | None:
@@ -350,17 +351,20 @@ def _forget() -> None:
 
 
 def create(bank: Bank, display_name: str | None = None, questions: list[Question] | None = None,
-           owner=None) -> Attempt:
+           owner=None, practice: bool = False) -> Attempt:
     """A new attempt with a fresh variant seed (whole bank, or only `questions`), under the attempt limit, the
-    bank's window and its `attempts:` (counted per browser session); `owner`: see db.start_attempt."""
+    bank's window and its `attempts:` (counted per browser session); `owner`: see db.start_attempt. A `practice`
+    attempt (the missed questions, in a session an LMS opened) is ungraded, so `attempts:` neither limits nor
+    counts it: the course's limit is on the attempts its grade book counts."""
     check_open(bank)
-    check_can_start(bank)
+    if not practice:
+        check_can_start(bank)
     charge_attempt_start()
     attempt_id = secrets.token_hex(16)
     _forget()
     db.start_attempt(attempt_id, bank.id, secrets.randbelow(MAX_SEED), display_name,
                      None if questions is None else [q.id for q in questions], owner)
-    if bank.attempts is not None:  # counted only where a limit applies: other banks' cookies stay as they were
+    if bank.attempts is not None and not practice:  # counted only where a limit applies: other banks' cookies stay
         started = session.setdefault("started", {})
         started[bank.id] = started.get(bank.id, 0) + 1
         session.modified = True
@@ -384,19 +388,29 @@ def settings(bank: Bank) -> Bank:
 
 
 def start(bank: Bank, display_name: str | None = None, questions: list[Question] | None = None,
-          owner=None) -> Attempt:
-    """A new attempt that becomes the session's attempt at `bank` (the old one stays in the database)."""
-    attempt = create(bank, display_name, questions, owner)
-    session.setdefault("attempts", {})[bank.id] = attempt.id
-    session.modified = True
+          owner=None, practice: bool = False) -> Attempt:
+    """A new attempt that becomes the session's attempt at `bank` (the old one stays in the database); an `owner`'s
+    (an LMS user's) is the session's course attempt too. `practice`: see create."""
+    attempt = create(bank, display_name, questions, owner, practice)
+    adopt(bank, attempt.id, in_course=owner is not None)
     return attempt
 
 
-def adopt(bank: Bank, attempt_id: str) -> None:
-    """Make a stored attempt the session's attempt at `bank` (an LTI launch resuming a learner's attempt)."""
+def adopt(bank: Bank, attempt_id: str, in_course: bool = False) -> None:
+    """Make a stored attempt the session's attempt at `bank` (an LTI launch resuming a learner's attempt, which is
+    the session's course attempt: `in_course`)."""
     _forget()
     session.setdefault("attempts", {})[bank.id] = attempt_id
+    if in_course:
+        session.setdefault("lms_attempts", {})[bank.id] = attempt_id
     session.modified = True
+
+
+def course_attempt(bank: Bank) -> Attempt | None:
+    """The attempt at `bank` that an LMS launch (or a retake in its course) last opened in this session, if any:
+    the quiz's Retake then starts the learner's next attempt in that course (app.lti.views.retake_in_course)."""
+    attempt_id = session.get("lms_attempts", {}).get(bank.id)
+    return load(bank, attempt_id) if attempt_id else None
 
 
 def ensure(bank: Bank) -> Attempt:

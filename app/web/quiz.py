@@ -50,7 +50,8 @@ def start(bank_id: str):
                            max_name=progress.MAX_DISPLAY_NAME, window_note=progress.window_note(bank),
                            is_open=_is_open(bank), attempts_note=progress.attempts_note(bank),
                            time_over=attempt is not None and attempt.time_over(),
-                           time_limit=progress.duration(bank.time_limit) if bank.time_limit else None)
+                           time_limit=progress.duration(bank.time_limit) if bank.time_limit else None,
+                           course_attempt=progress.course_attempt(bank), attempt=attempt)
 
 
 def _is_open(bank) -> bool:
@@ -187,12 +188,18 @@ def summary(bank_id: str):
         grades=results if revealed else {}, total=sum(g.score for g in results.values()), max_score=len(listed),
         tags=progress.tag_scores(listed, results) if revealed else [],
         tries_used={q.id: attempt.tries_used(q) for q in listed} if attempt else {},
-        missed=attempt.missed() if attempt and revealed else [])
+        missed=attempt.missed() if attempt and revealed else [],
+        course_attempt=progress.course_attempt(bank))
 
 
 @bp.post("/quiz/<bank_id>/retake")
 def retake(bank_id: str):
     bank = banks().get(bank_id)
+    course_attempt = progress.course_attempt(bank)
+    if course_attempt is not None:  # a session an LMS opened: the learner's next, graded, attempt in that course
+        from ..lti.views import retake_in_course  # the LTI libraries load with the first LMS request
+
+        return retake_in_course(bank, course_attempt.id)
     progress.check_open(bank)
     progress.check_can_start(bank)  # refused before the current attempt is let go
     progress.reset(bank)
@@ -213,5 +220,6 @@ def retake_missed(bank_id: str):
     missed = attempt.missed()
     if not missed:
         raise BadInput("There is nothing to retry: every answered question of this attempt was right.")
-    fresh = progress.start(bank, display_name=attempt.row.display_name, questions=missed)
+    fresh = progress.start(bank, display_name=attempt.row.display_name, questions=missed,
+                           practice=progress.course_attempt(bank) is not None)
     return redirect(url_for(".question", bank_id=bank.id, question_id=fresh.questions[0].id), 303)
