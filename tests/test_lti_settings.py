@@ -205,6 +205,23 @@ def test_retake_in_an_lms_session_waits_for_the_attempt_to_finish(tool, lms):
     assert len(user_attempts(tool, "course-unfinished", "jo")) == 1
 
 
+def test_retake_in_an_lms_session_after_the_time_limit_closes_the_attempt_and_starts_the_next(tool, lms):
+    custom = place(lms, tool, "course-overtime", time_limit="1m")
+    person = requests.Session()
+    launch(person, lms, student("ka", "course-overtime", custom))
+    answer(person, tool, 1)
+    token = form_token(person, tool, 2)
+    first = latest_attempt(tool, "course-overtime", "ka")
+    with tool.app.app_context(), db.engine().begin() as connection:  # as if the minute had passed
+        connection.execute(update(db.attempts).where(db.attempts.c.id == first.id).values(
+            started_at=db.now() - timedelta(minutes=2)))
+    retaken = person.post(f"{tool.url}/quiz/quiz/retake", data={"csrf_token": token})  # from a page shown in time
+    assert retaken.status_code == 200 and retaken.url == f"{tool.url}/quiz/quiz/", retaken.text[:300]
+    attempts = user_attempts(tool, "course-overtime", "ka")
+    assert [a.attempt_number for a in attempts] == [2, 1] and attempts[1].finished_at is not None
+    assert lms.gradebook("course-overtime")["Quiz link placed"]["ka"]["scoreGiven"] == 1.0  # the closed one's
+
+
 def test_the_missed_questions_in_an_lms_session_are_ungraded_practice(tool, lms):
     custom = place(lms, tool, "course-practice", attempts="1")
     person = requests.Session()

@@ -129,7 +129,8 @@ def retake_in_course(bank, attempt_id: str):
         raise BadInput(f"The link to {bank.title!r} in your course has changed since you opened it, so no attempt was "
                        "started here. Open the quiz from your course again.")
     current = progress.current(bank)
-    if current is not None and current.id == attempt_id and not current.finished:
+    still_open = current is not None and current.id == attempt_id and not current.finished
+    if still_open and not progress.close_if_over(current):  # a time limit that has passed closes it now
         raise BadInput("This attempt is not finished yet, and your course's grade book counts finished attempts, so "
                        "no new one was started. Answer its remaining questions first; then you can retake the quiz.")
     return _next_attempt(link, owner.user_sub, owner.user_name)
