@@ -122,7 +122,7 @@ def _open_attempt(link: store.Link, body: dict):
 def retake_in_course(bank, attempt_id: str):
     """The quiz's Retake in a session an LMS launch opened (`attempt_id`: the attempt it opened): the learner's next
     attempt in the same link, graded and under the link's settings and its `attempts:`, as a new launch would start
-    it. Refused while the session's attempt is unfinished: the grade book counts finished attempts."""
+    it. Refused while the session's attempt is unfinished: the course counts finished attempts."""
     owner = store.attempt_owner(attempt_id)
     link = store.link_by_id(owner.link_id) if owner is not None else None
     if link is None or link.bank_id != bank.id:
@@ -131,8 +131,8 @@ def retake_in_course(bank, attempt_id: str):
     current = progress.current(bank)
     still_open = current is not None and current.id == attempt_id and not current.finished
     if still_open and not progress.close_if_over(current):  # a time limit that has passed closes it now
-        raise BadInput("This attempt is not finished yet, and your course's grade book counts finished attempts, so "
-                       "no new one was started. Answer its remaining questions first; then you can retake the quiz.")
+        raise BadInput("This attempt is not finished yet, and your course counts finished attempts, so no new one "
+                       "was started. Answer its remaining questions first; then you can retake the quiz.")
     return _next_attempt(link, owner.user_sub, owner.user_name)
 
 
