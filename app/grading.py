@@ -96,6 +96,8 @@ def parse_answer(question: Question, value: Any) -> Answer:
             raise BadInput("This question accepts several options: answer with a list of option ids.")
         if not value:
             raise BadInput("Select at least one option: an empty list is not an answer.")
+        if len(value) > len(question.options):  # checked first: each id is looked up among the options
+            raise BadInput(f"This question has {len(question.options)} options, and each may be chosen only once.")
         chosen = [_check_option(question, item) for item in value]
         if len(set(chosen)) != len(chosen):
             raise BadInput("Each option may be chosen only once.")

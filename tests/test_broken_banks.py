@@ -59,6 +59,7 @@ EXPECTED: dict[str, list[tuple[int, int, str]]] = {
     "huge-integer.yaml": [(8, 13, "this number has 5,000 digits")],
     "overflowing-answer.yaml": [(8, 13, "questions[0].answer: a numeric answer must be a finite number")],
     "huge-params.yaml": [(12, 18, "too large for a float")],
+    "too-many-options.yaml": [(10, 7, "questions[0].options: must have at most 50 item(s), got 51")],
 }
 
 

@@ -538,3 +538,43 @@ def test_sentence_detector_cannot_pass_an_empty_error_page(fuzz_app):
                                        status=400, mimetype="application/json")
     with pytest.raises(AssertionError):
         check(response)
+
+
+@pytest.mark.parametrize("where", ["path", "query", "form", "lti"])
+def test_a_nul_character_anywhere_is_refused_with_a_sentence(fuzz_app, where):
+    """No id, answer or name holds a NUL, and PostgreSQL refuses one in any text it compares (a 500 there before);
+    the test for that database is tests/test_persistence.py's."""
+    client = fuzz_app.test_client()
+    page = client.get(f"/quiz/{SEED_BANK}/head-dimension")
+    form = {"csrf_token": csrf_token(page.get_data(as_text=True)), "answer": "32"}
+    if where == "path":
+        response = client.get(f"/quiz/{SEED_BANK}/head%00dimension")
+    elif where == "query":
+        response = client.get("/plots/soft-lookup.png?queries=kit%00ten")
+    elif where == "form":
+        response = client.post(f"/quiz/{SEED_BANK}/head-dimension", data={**form, "answer": "3\x002"})
+    else:  # the LMS's launch: its state is looked up in the database
+        response = client.post("/lti/launch", data={"id_token": "a.b.c", "state": "s\x00"})
+    check(response, "GET" if where in ("path", "query") else "POST", allowed=(400,))
+    assert "NUL character" in error_sentences(response)[0]
+    answer = client.post(f"/quiz/{SEED_BANK}/head-dimension", data=form)  # nothing was lost: the answer goes in
+    assert answer.status_code == 303 and answer.headers["Location"].endswith("/answer")
+
+
+@pytest.mark.parametrize("try_number", ["0", "00"])
+def test_a_try_number_below_1_is_refused_not_dropped(fuzz_app, try_number):
+    client = fuzz_app.test_client()
+    page = client.get(f"/quiz/{SEED_BANK}/head-dimension")
+    response = client.post(f"/quiz/{SEED_BANK}/head-dimension",
+                           data={"csrf_token": csrf_token(page.get_data(as_text=True)), "answer": "32",
+                                 "try": try_number})
+    check(response, "POST", allowed=(400,))
+    assert "not a whole number from 1" in error_sentences(response)[0]
+
+
+def test_more_choices_than_options_are_refused_before_any_is_looked_up(fuzz_app):
+    client = fuzz_app.test_client()
+    response = client.post(f"/api/banks/{SEED_BANK}/questions/transformer-advantages/grade",
+                           json={"answer": ["long-range"] * 4000})  # under the 64 kB body limit
+    check(response, "POST", allowed=(400,))
+    assert "This question has 3 options, and each may be chosen only once." in error_sentences(response)[0]

@@ -141,6 +141,15 @@ def test_same_flow_on_postgresql(postgres, quiz_dir):
     with app.extensions["db_engine"].connect() as connection:
         assert connection.execute(select(func.count()).select_from(db.responses)).scalar() == 1
     assert db.migrate(app.extensions["db_engine"]) == db.SCHEMA_VERSION  # idempotent on PostgreSQL too
+    # PostgreSQL stores no NUL in text: a display name's control characters read as spaces (the JSON API's is not
+    # a form field, which the app refuses whole when it holds a NUL), and an LTI login's NUL is a 400, not a 500.
+    started = client.post(f"/api/banks/{SEED_BANK}/attempts", json={"display_name": "Ann\u0000Lee\u0007"})
+    assert started.status_code == 201, started.get_data(as_text=True)
+    with app.extensions["db_engine"].connect() as connection:
+        assert "Ann Lee" in connection.execute(select(db.attempts.c.display_name)).scalars().all()
+    login = client.post("/lti/login", data={"iss": "a\x00b", "client_id": "c", "login_hint": "x",
+                                            "target_link_uri": "http://localhost/lti/launch"})
+    assert login.status_code == 400 and "NUL character" in login.get_data(as_text=True)
     app.extensions["db_engine"].dispose()
 
 
@@ -155,6 +164,8 @@ def test_an_optional_display_name_is_stored_with_the_attempt(app, client):
     assert too_long.status_code == 400 and "at most 80 characters" in too_long.get_data(as_text=True)
     client.post(f"/quiz/{SEED_BANK}/name", data={"csrf_token": csrf_token(page), "display_name": ""})
     assert _attempts(app)[0].display_name is None  # back to anonymous
+    client.post(f"/quiz/{SEED_BANK}/name", data={"csrf_token": csrf_token(page), "display_name": "Ada\tL.\x1b[31m"})
+    assert _attempts(app)[0].display_name == "Ada L. [31m"  # control characters read as spaces
 
 
 def _migrate_in_new_process(url: str) -> int:

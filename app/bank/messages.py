@@ -85,6 +85,8 @@ def describe_pydantic_error(item: dict, *, name: str | None = None, allowed: Seq
             "must not be empty; write the text, or remove the field if it is optional"
     if kind == "too_short":
         return f"{subject}must have at least {ctx.get('min_length')} item(s)"
+    if kind == "too_long":
+        return f"{subject}must have at most {ctx.get('max_length')} item(s), got {ctx.get('actual_length')}"
     if kind == "string_pattern_mismatch" and not name:
         return _pattern_message(loc, value)
     if kind == "value_error":  # a validator's own sentence

@@ -78,6 +78,7 @@ class Visual(Strict):
 
 
 MAX_GRID_SIDE = 16  # rows or columns of a cells grid or a matrix answer
+MAX_OPTIONS = 50  # a choice question's options: bounds what grading one answer costs
 MAX_LABEL = 40
 
 
@@ -122,7 +123,7 @@ class Question(Strict):
     id: Slug
     type: QuestionType
     prompt: Text
-    options: list[Option] = Field(default_factory=list)
+    options: Annotated[list[Option], Field(max_length=MAX_OPTIONS)] = Field(default_factory=list)
     # The key may be given here instead of `correct:` flags: an option id (single_choice), a list of
     # ids (multiple_choice), true/false (true_false) or a number (numeric). matrix: a nested list (a
     # vector is one row), cells: a list of [row, col] pairs; either may be an expression.

@@ -11,7 +11,7 @@ from matplotlib.figure import Figure
 from app.visuals.kinds.attention_playground import short
 from app.visuals.kinds.model_heads import (BAR_ROOM, EDGE, FONT, GRID_COLUMNS, GRID_GAP, PITCH, PREDICTION_LEGEND,
                                            TITLE, TITLE_PAD, grid_side, legend_height, legend_lines)
-from app.visuals.model import CHARACTER_LETTERS, CHARACTERS, drawable
+from app.visuals.model import CHARACTER_LETTERS, CHARACTERS, FOCUSED_BELOW, SHARE_MARK, beside, drawable
 
 from .figure import (ANSWER_STYLE, PREDICTED_STYLE, SEQUENTIAL, TICK, cells, line_height, new_figure,
                      prediction_legend, text_width)
@@ -83,11 +83,11 @@ def _character_bars(ax, result, head: int) -> None:
     ax.set_xlim(0, 1.2)
     ax.set_xticks([0, 0.5, 1], labels=["0", "0.5", "1"], fontsize=FONT)
     for y, share in zip(positions, shares):
-        ax.text(share + 0.03, y, f"{share:.2f}", va="center", fontsize=FONT)
+        ax.text(share + 0.03, y, beside(share, SHARE_MARK), va="center", fontsize=FONT)
     ax.spines[["top", "right"]].set_visible(False)
-    entropy = float(characters.entropy[layer, head])
+    entropy = beside(float(characters.entropy[layer, head]), FOCUSED_BELOW)
     kind = "focused" if characters.focused(layer, head) else "broad"
-    ax.set_title(f"mean weight per query; entropy {entropy:.2f} nats: {kind}", loc="left", fontsize=FONT)
+    ax.set_title(f"mean weight per query; entropy {entropy} nats: {kind}", loc="left", fontsize=FONT)
 
 
 def draw_grid(result, inches: tuple[float, float]) -> Figure:

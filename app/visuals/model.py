@@ -24,7 +24,7 @@ DEFAULT_SENTENCE = "the cat sat on the mat because it was tired"
 # evenly over fewer than e ≈ 2.7 keys. Otherwise it is "broad".
 FOCUSED_BELOW = 1.0
 SHARE_MARK = 0.5  # a head "is" a previous-token ([CLS], ...) head when at least half its weight goes there
-TIE = 0.005  # values closer than this (half a unit of the 2-decimal numbers shown) are named as ties
+TIE = 0.005  # a key's values closer than this (half a unit of the 2 decimals shown) are a tie, which it refuses
 
 CHARACTERS = ("previous", "next", "cls", "sep")
 CHARACTER_WORDS = {"previous": "the previous token", "next": "the next token", "cls": "[CLS]", "sep": "[SEP]"}
@@ -95,17 +95,33 @@ def characters(sentence: str) -> HeadCharacters:
     return found
 
 
-def top_heads(values: np.ndarray, layer: int | None = None) -> list[tuple[int, int]]:
-    """The (layer, head) pairs, 0-based, whose value is the largest (within TIE), of one layer or of all."""
+def _tops(values: np.ndarray, within: float | None) -> np.ndarray:
+    """Where `values` is the largest: shown the same to 2 decimals as the largest (the words' ties), or within
+    `within` of it (a key's, which must not hang on rounding: see _only)."""
+    best = float(values.max())
+    if within is not None:
+        return values >= best - within
+    return np.vectorize(lambda value: f"{value:.2f}")(values) == f"{best:.2f}"
+
+
+def top_heads(values: np.ndarray, layer: int | None = None, within: float | None = None) -> list[tuple[int, int]]:
+    """The (layer, head) pairs, 0-based, whose value is the largest (ties: see _tops), of one layer or of all."""
     grid = values if layer is None else values[layer: layer + 1]
-    best = float(grid.max())
     offset = 0 if layer is None else layer
-    return [(int(i) + offset, int(j)) for i, j in np.argwhere(grid >= best - TIE)]
+    return [(int(i) + offset, int(j)) for i, j in np.argwhere(_tops(grid, within))]
 
 
-def top_keys(row: np.ndarray) -> list[int]:
-    """The keys a query's row of weights puts the most on, ties (within TIE) included, in order."""
-    return [int(k) for k in np.flatnonzero(row >= float(row.max()) - TIE)]
+def top_keys(row: np.ndarray, within: float | None = None) -> list[int]:
+    """The keys a query's row of weights puts the most on, ties (see _tops) included, in order."""
+    return [int(k) for k in np.flatnonzero(_tops(row, within))]
+
+
+def beside(value: float, mark: float) -> str:
+    """`value` with 2 decimals, or with as many more as keep it on its side of `mark`, a bound the words compare
+    it with: an entropy of 0.997 nats, focused (below 1), is "0.997", not "1.00"; a share of 0.4991, short of
+    a letter's 0.5, is "0.499"."""
+    return next(text for decimals in range(2, 17)
+                if ((float(text := f"{value:.{decimals}f}") < mark) == (value < mark)) or decimals == 16)
 
 
 def head_name(layer: int, head: int) -> str:
@@ -172,7 +188,8 @@ def _only(indices: list, what: str, base: int) -> int:
 def strongest_head(sentence, layer, character: str) -> int:
     """The head (1-based) of `layer` whose mean weight on `character` is the largest; a tie is an error."""
     values = _characters_of(sentence).share(character)
-    return _only([head for _, head in top_heads(values, _index(layer, NUM_LAYERS, "layer"))], "the strongest head", 1)
+    return _only([head for _, head in top_heads(values, _index(layer, NUM_LAYERS, "layer"), within=TIE)],
+                 "the strongest head", 1)
 
 
 def share(sentence, layer, head, character: str) -> float:
@@ -199,7 +216,7 @@ def strongest_key(sentence, layer, head, position) -> int:
         raise ValueError(f"position must be a whole number from 0 to {n - 1} (the sentence has {n} tokens), "
                          f"got {position!r}")
     row = attentions[_index(layer, NUM_LAYERS, "layer"), _index(head, NUM_HEADS, "head"), int(position)]
-    return _only(top_keys(row), "the strongest key", 0)
+    return _only(top_keys(row, within=TIE), "the strongest key", 0)
 
 
 def token_count(sentence) -> int:

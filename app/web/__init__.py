@@ -29,15 +29,23 @@ def _security_headers(response):
     return response
 
 
-def _refuse_nameless_form_fields():
-    """A multipart part without `name=` in its Content-Disposition parses to the form key None, which
-    Flask-WTF's CSRF check cannot handle (AttributeError, a 500); refuse it with a sentence first."""
+def _refuse_unusable_fields():
+    """Refuse, with a sentence, what no page can use and what would otherwise fail deep inside (a 500):
+    - a multipart part without `name=` in its Content-Disposition: it parses to the form key None, which
+      Flask-WTF's CSRF check cannot handle (AttributeError);
+    - a NUL character in the path or a query or form field: no id, answer or name holds one, and PostgreSQL
+      refuses it in any text it is asked to compare or store (DataError). Cookies are left alone: the app reads
+      only its own signed ones, and refusing every request for a stray cookie would lock its browser out."""
     from flask import request
 
     from ..errors import BadInput
 
     if request.mimetype == "multipart/form-data" and any(not isinstance(key, str) for key in request.form):
         raise BadInput("A part of this form has no field name. Reload the page and submit the form again.")
+    fields = (*request.args.items(multi=True), *request.form.items(multi=True))
+    if "\x00" in request.path or any("\x00" in key or "\x00" in value for key, value in fields):
+        raise BadInput("This request holds a NUL character (U+0000), which no answer, name or id can contain. "
+                       "Remove it, or reload the page, and try again.")
 
 
 def _healthz():
@@ -63,7 +71,7 @@ def init_app(app: Flask) -> None:
     from ..visuals.service import VisualCache
     from . import api, learn, plots, quiz, visual_views
 
-    app.before_request(_refuse_nameless_form_fields)  # before CSRFProtect's own before_request
+    app.before_request(_refuse_unusable_fields)  # before CSRFProtect's own before_request
     csrf.init_app(app)
     limiter.init_app(app)
     app.extensions["visual_cache"] = VisualCache(app.config["PLOT_CACHE_ENTRIES"], app.config["PLOT_CACHE_MB"] * 2**20)

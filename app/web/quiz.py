@@ -115,8 +115,8 @@ def question(bank_id: str, question_id: str):
 def _try_number(raw: str | None) -> int | None:
     if raw is None:
         return None  # an older form: the next try
-    if not (raw.isascii() and raw.isdigit() and len(raw) <= 3):
-        raise BadInput("The form's try number is not a whole number. Reload the question and answer again.")
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 3 and int(raw) >= 1):
+        raise BadInput("The form's try number is not a whole number from 1. Reload the question and answer again.")
     return int(raw)
 
 

@@ -194,7 +194,9 @@ def test_narrow_drops_the_weights_only_when_the_cells_are_too_small():
 # --- the model switch: the real pretrained model's heads in the same playground ----------------------------
 
 from app.engine.pretrained import load_model  # noqa: E402
-from app.visuals.model import drawable, head_characters  # noqa: E402
+from app.visuals.model import FOCUSED_BELOW, SHARE_MARK, drawable, head_characters  # noqa: E402
+
+from .test_model_heads import on_its_side  # noqa: E402
 
 REAL_SENTENCES = ["the cat sat on the mat", "The animal didn't cross the street, because it was tired!",
                   "internationalization antidisestablishmentarianism cat", "Кошка sat on the mat", "cat"]
@@ -223,8 +225,8 @@ def test_the_real_model_shows_the_engines_head_and_ignores_the_toy_knobs(sentenc
     assert "toy model only" in caption and "causal mask" in caption
     characters = head_characters(reference.attentions)
     for share in (characters.previous, characters.next, characters.cls, characters.sep):
-        assert f"{float(share[layer - 1, head - 1]):.2f}" in alt
-    assert f"row entropy {float(characters.entropy[layer - 1, head - 1]):.2f} nats" in alt
+        assert on_its_side(float(share[layer - 1, head - 1]), SHARE_MARK) in alt
+    assert f"row entropy {on_its_side(float(characters.entropy[layer - 1, head - 1]), FOCUSED_BELOW)} nats" in alt
     weights = reference.attentions[layer - 1, head - 1]
     for query in range(len(reference.tokens)):  # where each token attends most, with its weight
         key = int(np.argmax(weights[query]))

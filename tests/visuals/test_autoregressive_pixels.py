@@ -162,11 +162,16 @@ def test_every_number_in_the_alt_text_holds_for_every_image_pixel_and_block(imag
         query_block, before = blocks[mine], blocks[mine - 1]
         assert local_keys[0] == before[0]  # the memory starts where the block before starts
         masked = before[0]  # the earlier pixels outside the memory
-        assert (f"{start}, its query block is {pixels_text(query_block[0], query_block[-1])} and its memory adds "
-                f"the block before it, {pixels_text(before[0], before[-1])}, so it may attend to "
-                f"{plural(len(local_keys), 'pixel')} ({span(local_keys[0], i)}); the "
-                f"{plural(masked, 'earlier pixel')} ({span(0, masked - 1)}) {'is' if masked == 1 else 'are'} "
-                f"masked.") in alt
+        attends = (f"{start}, its query block is {pixels_text(query_block[0], query_block[-1])} and its memory "
+                   f"adds the block before it, {pixels_text(before[0], before[-1])}, so it may attend to "
+                   f"{plural(len(local_keys), 'pixel')} ({span(local_keys[0], i)})")
+        if masked == 0:  # the second block: nothing lies before its memory
+            assert (f"{attends}, itself and every pixel before it, as under the full causal mask: no block lies "
+                    "further back.") in alt
+            assert local_keys == keys
+        else:
+            assert (f"{attends}; the {plural(masked, 'earlier pixel')} ({span(0, masked - 1)}) "
+                    f"{'is' if masked == 1 else 'are'} masked.") in alt
         assert len(local_keys) == len(before) + (i - query_block[0] + 1)
 
     # The generation order: pixel k is predicted from the output at pixel k - 1, whose mask row is read.

@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.visuals import get_kind
-from app.visuals.model import CHARACTERS, FOCUSED_BELOW, NUM_HEADS, NUM_LAYERS, SHARE_MARK, TIE, run
+from app.visuals.model import CHARACTERS, FOCUSED_BELOW, NUM_HEADS, NUM_LAYERS, SHARE_MARK, run
 
-from .test_model_heads import SENTENCES, naive_characters
+from .test_model_heads import SENTENCES, naive_characters, on_its_side, two
 
 KIND = get_kind("model-overview")
 WORDS = {"previous": "the previous token", "next": "the next token", "cls": "[CLS]", "sep": "[SEP]"}
@@ -38,16 +38,16 @@ def test_alt_names_the_top_heads_of_each_character_with_their_ties(sentence):
     table = naive_table(sentence)
     for index, character in enumerate(CHARACTERS):
         best = max(values[index] for values in table.values())
-        claim = re.search(rf"Most weight on {re.escape(WORDS[character])}: (.*?), (\d\.\d\d) on average\.", alt)
+        claim = re.search(rf"Most weight on {re.escape(WORDS[character])}: (.*?), (\d\.\d+) on average\.", alt)
         assert heads_named(claim.group(1)) == sorted(key for key, values in table.items()
-                                                     if values[index] >= best - TIE)
-        assert claim.group(2) == f"{best:.2f}"
+                                                     if two(values[index]) == two(best))  # ties as shown
+        assert claim.group(2) == on_its_side(best, SHARE_MARK)
     entropies = {key: values[4] for key, values in table.items()}
-    focused = re.search(r"Most focused: (.*?) \(row entropy (\d\.\d\d) nats\); broadest: (.*?) \((\d\.\d\d) of", alt)
+    focused = re.search(r"Most focused: (.*?) \(row entropy (\d\.\d+) nats\); broadest: (.*?) \((\d\.\d+) of", alt)
     low, high = min(entropies.values()), max(entropies.values())
-    assert heads_named(focused.group(1)) == sorted(k for k, e in entropies.items() if e <= low + TIE)
-    assert heads_named(focused.group(3)) == sorted(k for k, e in entropies.items() if e >= high - TIE)
-    assert (focused.group(2), focused.group(4)) == (f"{low:.2f}", f"{high:.2f}")
+    assert heads_named(focused.group(1)) == sorted(k for k, e in entropies.items() if two(-e) == two(-low))
+    assert heads_named(focused.group(3)) == sorted(k for k, e in entropies.items() if two(e) == two(high))
+    assert (focused.group(2), focused.group(4)) == (on_its_side(low, FOCUSED_BELOW), on_its_side(high, FOCUSED_BELOW))
     assert f"of at most {math.log(len(run(sentence).tokens)):.2f})" in alt
 
 
@@ -56,7 +56,7 @@ def expected_mark(values, with_share: bool) -> str:
     best = max(shares)
     if best >= SHARE_MARK:
         letter = "PNCS"[shares.index(best)]
-        return f"{letter} {best:.2f}" if with_share else letter
+        return f"{letter} {on_its_side(best, SHARE_MARK)}" if with_share else letter
     return "" if values[4] < FOCUSED_BELOW else "b"
 
 

@@ -14,15 +14,14 @@ from app.engine import causal_mask
 from .. import register
 from ..base import (NARROW_WIDTH, WIDTH, Control, OnOff, Sentence, VisualKind, VisualParams, estimated_width,
                     line_height)
-from ..model import (CHARACTER_WORDS, CHARACTERS, FOCUSED_BELOW, NUM_HEADS, NUM_LAYERS, HeadCharacters, characters,
-                     drawable, fits_the_model, font_sentence, run)
+from ..model import (CHARACTER_WORDS, CHARACTERS, FOCUSED_BELOW, NUM_HEADS, NUM_LAYERS, SHARE_MARK, HeadCharacters,
+                     beside, characters, drawable, fits_the_model, font_sentence, run)
 from ..toy import HEAD_ROLES, MAX_TOKENS, constructed_multi_head, embed, lookup, tokenize, unknown_words
-from ..words import format_temperature
+from ..words import format_temperature, unknown_words_sentence
 from .model_heads import CAPTION as REAL_CAPTION
 from .model_heads import MODEL as REAL_MODEL
 from .model_heads import character_sentence, strongest_keys
-from .multi_head import (TEMPERATURE_CONTROL, TEMPERATURE_MAX, TEMPERATURE_MIN, check_heads_divide, unknown_caption,
-                         unknown_sentence)
+from .multi_head import TEMPERATURE_CONTROL, TEMPERATURE_MAX, TEMPERATURE_MIN, check_heads_divide, unknown_caption
 
 NUM_HEADS_MIN, NUM_HEADS_MAX = 1, 8
 D_MODEL_MIN, D_MODEL_MAX = 2, 64
@@ -93,7 +92,8 @@ class RealHeadResult:
         title = f"layer {self.layer + 1} head {self.head + 1}"
         label = self.characters.label(self.layer, self.head)
         if label in CHARACTERS:
-            title += f": {float(self.characters.share(label)[self.layer, self.head]):.2f} on {CHARACTER_WORDS[label]}"
+            title += (f": {beside(float(self.characters.share(label)[self.layer, self.head]), SHARE_MARK)} on "
+                      f"{CHARACTER_WORDS[label]}")
         return (title + (": broad" if label == "broad" else ""),)
 
 
@@ -126,13 +126,39 @@ def _describe_head(result: MultiHeadResult, head: int) -> str:
     return f"{label}: {subject} on {role}s; {_strongest(result, head)}."
 
 
-CAPTION = (
-    "Each head has its own query and key projections, so it compares the tokens in its own small "
-    "subspace of the features. Here the heads are set by hand: head 1 reads only the 'noun' feature, "
-    "so nouns attend to nouns; head 2 reads only the 'verb' feature, so verbs attend to verbs, however "
-    "far apart they are. Any further heads have random weights. Constructed illustration, not a "
-    "trained model: a trained model learns its heads' subspaces from data."
-)
+def toy_caption(num_heads: int) -> str:
+    """The constructed model's heads in words, for `num_heads` of them (1 to NUM_HEADS_MAX)."""
+    if num_heads == 1:
+        heads = ("With one head, its query and key projections read all the features. Here it is set by hand to read "
+                 "only the 'noun' feature, so nouns attend to nouns, however far apart they are.")
+    else:
+        heads = ("Each head has its own query and key projections, so it compares the tokens in its own small "
+                 "subspace of the features. Here the heads are set by hand: head 1 reads only the 'noun' feature, "
+                 "so nouns attend to nouns; head 2 reads only the 'verb' feature, so verbs attend to verbs, however "
+                 "far apart they are." + (" The further heads have random weights." if num_heads > 2 else ""))
+    return heads + " Constructed illustration, not a trained model: a trained model learns its heads' subspaces from data."
+
+
+def role_heads(num_heads: int) -> list[str]:
+    """The roles of the hand-set heads among `num_heads`: ["noun"] or ["noun", "verb"]."""
+    return [HEAD_ROLES[head] for head in sorted(HEAD_ROLES) if head < num_heads]
+
+
+def role_heads_name(num_heads: int) -> str:
+    roles = role_heads(num_heads)
+    return f"the {' and '.join(roles)} head{'s' if len(roles) > 1 else ''}"
+
+
+def unknown_in_role_heads(unknown, num_heads: int) -> str:
+    """Words not in the lexicon, and what the hand-set heads make of them: their pseudo-random features include a
+    fraction of the features those heads read."""
+    roles = role_heads(num_heads)
+    return (f"{unknown_words_sentence(unknown)} Those features include a fraction of "
+            f"{' and '.join(repr(role) for role in roles)}, so {role_heads_name(num_heads)} "
+            f"read{'' if len(roles) > 1 else 's'} these words as partly {' and partly '.join(r + 's' for r in roles)}: "
+            "their rows, and the weight other rows put on them, need not be even.")
+
+
 CAUSAL_CAPTION = (
     " With the causal mask on, as in a decoder that generates text left to right, query i may attend only keys "
     "1..i: the hatched cells are masked and get weight exactly 0, and each row's remaining weights still sum to 1."
@@ -251,19 +277,19 @@ class AttentionPlaygroundKind(VisualKind):
             "are queries and columns are keys, weights from 0 to 1."
         )]
         parts += [_describe_head(result, head) for head in range(len(result.weights))]
-        parts.append("In those heads, queries of other parts of speech spread their weight evenly over the keys they "
-                     "see.")  # head 1 is always the noun head
+        parts.append(f"In {role_heads_name(len(result.weights))}, a query of a lexicon word of another part of speech "
+                     "spreads its weight evenly over the keys it sees.")
         if result.mask is not None:
             parts.append("Causal mask on: each query sees only itself and earlier tokens; the hatched cells above the "
                          "diagonal are masked and have weight exactly 0.")
-        return " ".join(parts + ([unknown_sentence(result.unknown)] if result.unknown else []))
+        return " ".join(parts + ([unknown_in_role_heads(result.unknown, len(result.weights))] if result.unknown else []))
 
     def caption(self, params: AttentionPlaygroundParams, result) -> str:
         if isinstance(result, RealHeadResult):
             return (REAL_CAPTION.format(model=REAL_MODEL, focused=FOCUSED_BELOW) + REAL_CAPTION_END
                     + font_sentence(result.tokens))
-        return (CAPTION + (CAUSAL_CAPTION if params.causal == "on" else "") + unknown_caption(result.unknown)
-                + TOY_CAPTION_END)
+        return (toy_caption(len(result.weights)) + (CAUSAL_CAPTION if params.causal == "on" else "")
+                + unknown_caption(result.unknown) + TOY_CAPTION_END)
 
     def draw(self, params: AttentionPlaygroundParams, result, inches):
         from app.plots.multi_head import draw_heads

@@ -12,7 +12,8 @@ from pydantic import BeforeValidator, Field, model_validator
 from .. import register
 from ..base import NARROW_WIDTH, WIDTH, Control, VisualKind, VisualParams, line_height
 from ..model import (CHARACTER_WORDS, CHARACTERS, DEFAULT_SENTENCE, FOCUSED_BELOW, MAX_TOKENS, NUM_HEADS, NUM_LAYERS,
-                     SENTENCE_MAX_LENGTH, HeadCharacters, ModelSentence, font_sentence, head_characters, run, top_keys)
+                     SENTENCE_MAX_LENGTH, SHARE_MARK, HeadCharacters, ModelSentence, beside, font_sentence,
+                     head_characters, run, top_keys)
 from ..predictions import Cells, CellsParam, cells_comparison, cells_of, check_in_grid
 
 HEADS = tuple(str(head) for head in range(1, NUM_HEADS + 1)) + ("all",)
@@ -108,10 +109,11 @@ def token_name(tokens, index: int) -> str:
 
 def character_sentence(characters: HeadCharacters, layer: int, head: int) -> str:
     """'on average 0.99 on the previous token, 0.00 on the next, 0.01 on [CLS], 0.00 on [SEP]; entropy ...'."""
-    shares = ", ".join(f"{float(characters.share(c)[layer, head]):.2f} on {CHARACTER_WORDS[c]}" for c in CHARACTERS)
-    entropy = float(characters.entropy[layer, head])
+    shares = ", ".join(f"{beside(float(characters.share(c)[layer, head]), SHARE_MARK)} on {CHARACTER_WORDS[c]}"
+                       for c in CHARACTERS)
+    entropy = beside(float(characters.entropy[layer, head]), FOCUSED_BELOW)
     kind = "focused" if characters.focused(layer, head) else "broad"
-    return (f"on average {shares}; row entropy {entropy:.2f} nats of at most {characters.uniform_entropy:.2f}, "
+    return (f"on average {shares}; row entropy {entropy} nats of at most {characters.uniform_entropy:.2f}, "
             f"so {kind}")
 
 

@@ -11,7 +11,7 @@ from .. import register
 from ..base import NARROW_WIDTH, WIDTH, Control, VisualKind, VisualParams, line_height
 from ..model import (CHARACTER_LETTERS, CHARACTER_WORDS, CHARACTERS, DEFAULT_SENTENCE, FOCUSED_BELOW, MAX_TOKENS,
                      NUM_HEADS, NUM_LAYERS, SENTENCE_MAX_LENGTH, SHARE_MARK, HeadCharacters, ModelSentence,
-                     characters, font_sentence, head_name, run, top_heads)
+                     beside, characters, font_sentence, head_name, run, top_heads)
 from .model_heads import CAPTION as HEADS_CAPTION
 from .model_heads import EDGE, FONT, MODEL, TITLE
 
@@ -54,7 +54,7 @@ def mark(characters: HeadCharacters, layer: int, head: int, with_share: bool) ->
         return ""
     if label == "broad" or not with_share:
         return CHARACTER_LETTERS[label]
-    return f"{CHARACTER_LETTERS[label]} {float(characters.share(label)[layer, head]):.2f}"
+    return f"{CHARACTER_LETTERS[label]} {beside(float(characters.share(label)[layer, head]), SHARE_MARK)}"
 
 
 def named_heads(pairs) -> str:
@@ -87,10 +87,11 @@ class ModelOverviewKind(VisualKind):
             values = characters.share(character)
             best = top_heads(values)
             parts.append(f"Most weight on {CHARACTER_WORDS[character]}: {named_heads(best)}, "
-                         f"{float(values[best[0]]):.2f} on average.")
+                         f"{beside(float(values[best[0]]), SHARE_MARK)} on average.")
         focused, broad = top_heads(-characters.entropy), top_heads(characters.entropy)
-        parts.append(f"Most focused: {named_heads(focused)} (row entropy {float(characters.entropy[focused[0]]):.2f} "
-                     f"nats); broadest: {named_heads(broad)} ({float(characters.entropy[broad[0]]):.2f} of at most "
+        entropy = lambda pair: beside(float(characters.entropy[pair]), FOCUSED_BELOW)  # noqa: E731
+        parts.append(f"Most focused: {named_heads(focused)} (row entropy {entropy(focused[0])} "
+                     f"nats); broadest: {named_heads(broad)} ({entropy(broad[0])} of at most "
                      f"{characters.uniform_entropy:.2f}).")
         return " ".join(parts) + font_sentence(result.tokens)
 

@@ -96,9 +96,9 @@ def _on(result: RelationResult, weights: np.ndarray, indices: tuple[int, ...], r
     """"0.98 on the subject 'dog'", or "0.66 on the subjects 'cat' and 'dog' (0.33 and 0.33)"."""
     total, names = float(weights[list(indices)].sum()), quoted_list([result.tokens[i] for i in indices])
     if len(indices) == 1:
-        return f"{total:.2f} on the {role} {names}"
+        return f"{share_text(total)} on the {role} {names}"
     each = (" and " if len(indices) == 2 else ", ").join(f"{weights[i]:.2f}" for i in indices)
-    return f"{total:.2f} on the {role}s {names} ({each})"
+    return f"{share_text(total)} on the {role}s {names} ({each})"
 
 
 def _largest(result: RelationResult, weights: np.ndarray) -> str:
@@ -113,14 +113,24 @@ def _largest(result: RelationResult, weights: np.ndarray) -> str:
     return f"puts its largest weight, {best:.2f}, on {names}" + (" (a tie)" if len(ties) > 1 else "")
 
 
+def share_text(share: float) -> str:
+    """A share of weight with 2 decimals, or more where 2 would show exactly one half for a share that is not:
+    the sentences say whether a share is more than half."""
+    return next(text for decimals in range(2, 17) if (text := f"{share:.{decimals}f}") != f"{0.5:.{decimals}f}"
+                or share == 0.5 or decimals == 16)
+
+
 def _idle_sentence(result: RelationResult) -> list[str]:
     h, k = result.num_heads, result.head_dim
     if h <= DRAWN_HEADS:
         return []
+    # All-zero projections: every score is 0, so each row's attention weights are even, and the value is 0.
+    idle = ("its query, key and value projections are all zero here, so it spreads every row's attention evenly "
+            "over the words and adds 0 to the output: it is idle and not drawn")
     if h == DRAWN_HEADS + 1:
-        return [f"Head 3 (width {k}) has all-zero weights here, so it is idle and not drawn."]
+        return [f"Head 3 (width {k}): {idle}."]
     heads = "Heads 3 and 4" if h == 4 else f"Heads 3 to {h}"
-    return [f"{heads} (width {k}) have all-zero weights here, so they are idle and not drawn."]
+    return [f"{heads} (width {k}): in each, {idle}."]
 
 
 def _swap_sentences(result: RelationResult) -> list[str]:
@@ -168,11 +178,11 @@ def _argument_sentences(result: RelationResult) -> list[str]:
     if all(targets):
         shares = result.shares
         heads = (shares[1, 0], shares[2, 1])
-        both = min(round(value, 2) for value in heads) > 0.5
+        both = min(heads) > 0.5
         parts += [f"A softmax row's weights sum to 1, so no single row can put more than half on the subject and "
-                  f"more than half on the object; the one head's shares are {shares[0, 0]:.2f} and "
-                  f"{shares[0, 1]:.2f}.",
-                  f"The two heads put {heads[0]:.2f} and {heads[1]:.2f}, "
+                  f"more than half on the object; the one head's shares are {share_text(shares[0, 0])} and "
+                  f"{share_text(shares[0, 1])}.",
+                  f"The two heads put {share_text(heads[0])} and {share_text(heads[1])}, "
                   + ("each more than half on its own word, which one row cannot do for both."
                      if both else "at this temperature not both more than half.")]
     return parts + _swap_sentences(result)

@@ -317,7 +317,9 @@ def plan_layout(result: SoftLookupResult, width: float) -> Layout:
             per = math.ceil(columns / chunks)
             for start in range(0, columns, per):
                 stop = min(start + per, columns)
-                chunk_title = title if chunks == 1 else f"{title.split(chr(10))[0]}\n(keys {start + 1} to {stop})"
+                columns_name = "keys" if col_title == "key" else "features"  # panels 4, 5 and 7: value features
+                chunk_title = (title if chunks == 1
+                               else f"{title.split(chr(10))[0]}\n({columns_name} {start + 1} to {stop})")
                 chunk = Placement(name, chunk_title, row_title, col_title, labels[row_title], labels[col_title],
                                   start, stop, (0, 0, 0, 0), False, left, cell,
                                   estimated_width(chunk_title.split("\n"), points + 0.5))
