@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from app.engine import causal_mask
 from app.visuals import check_visual, get_kind
-from app.visuals.toy import constructed_multi_head, embed, tokenize
+from app.visuals.toy import constructed_multi_head, embed, lookup, tokenize
 
 from .helpers import SENTENCE, first_max, grid, heatmap_axes, naive_softmax, tick_texts
 
@@ -102,6 +102,33 @@ def test_the_caption_names_words_outside_the_lexicon(causal):
     params = kind.parse({"sentence": "the zorblax sat", "causal": causal})
     result = kind.compute(params)
     assert "zorblax" in kind.caption(params, result) and "zorblax" in kind.alt(params, result)
+
+
+@settings(max_examples=60, deadline=None)
+@given(words=st.lists(st.sampled_from("the cat sat on mat dog ran it was big because zebra tired".split()),
+                      min_size=1, max_size=8),
+       heads=st.sampled_from([1, 2, 4]), temperature=st.sampled_from([0.05, 1.0, 20.0]),
+       causal=st.sampled_from(["off", "on"]))
+def test_evenly_is_claimed_only_for_the_lexicons_words_and_only_of_heads_that_exist(words, heads, temperature, causal):
+    """Words outside the lexicon get random features, a fraction of "noun" and "verb" among them, so the hand-set
+    heads read them (their rows are not even): the words say so, and claim evenness only of the lexicon's words."""
+    kind = get_kind("attention-playground")
+    params = kind.parse({"sentence": " ".join(words), "num_heads": heads, "d_model": 16, "temperature": temperature,
+                         "causal": causal})
+    result = kind.compute(params)
+    alt, caption = kind.alt(params, result), kind.caption(params, result)
+    roles = ["noun", "verb"][:heads]
+    assert f"In the {' and '.join(roles)} head{'s' if heads > 1 else ''}, a query of a lexicon word of another part " \
+           "of speech spreads its weight evenly over the keys it sees." in alt
+    for head, role in enumerate(roles):
+        for query, token in enumerate(result.tokens):
+            if lookup(token).known and lookup(token).category != role:
+                seen = result.weights[head, query][: query + 1] if causal == "on" else result.weights[head, query]
+                np.testing.assert_allclose(seen, seen[0], atol=1e-12)  # what the sentence claims
+    unknown = [token for token in dict.fromkeys(result.tokens) if not lookup(token).known]
+    assert ("need not be even" in alt) == bool(unknown)
+    assert ("head 2" in caption) == (heads >= 2) and ("further heads" in caption) == (heads > 2)
+    assert "subject or an object" not in alt  # the multi-head visual's words, not this one's
 
 
 # --- the phone layout: one column of heads, 8 pt text, weights in the cells where they fit ----------

@@ -275,3 +275,14 @@ def test_labels_stay_inside_the_figure_and_apart(sentence, head, layout):
     params = KIND.parse({"sentence": sentence, "head": head, "layer": 2})
     result = KIND.compute(params)
     assert_labels_apart(KIND.draw(params, result, KIND.figure_inches(params, layout, result)))
+
+
+def test_a_number_next_to_its_bound_keeps_its_side_and_ties_are_what_is_shown():
+    focused = KIND.parse({"layer": 2, "head": "1"})  # the default sentence
+    alt = KIND.alt(focused, KIND.compute(focused))
+    assert "row entropy 0.997 nats of at most 2.48, so focused" in alt  # 0.99727: "1.00" would contradict it
+    short = KIND.parse({"layer": 4, "head": "1"})
+    assert "0.499 on [CLS]" in KIND.alt(short, KIND.compute(short))  # 0.49914: short of a letter's 0.5
+    near = KIND.parse({"layer": 1, "head": "1", "predicted_cells": "9,0"})  # 'was' → [CLS] 0.2036, [SEP] 0.2063
+    alt = KIND.alt(near, KIND.compute(near))
+    assert "'was'(9) → '[SEP]'(11) 0.21" in alt and "the strongest key is '[SEP]'(11) (weight 0.21)" in alt

@@ -317,3 +317,12 @@ def test_strength_is_what_the_caption_says():
     result = relation_result("the dog chased the cat", 2, 32)
     np.testing.assert_allclose(result.scores[1], [ROLE_STRENGTH, 2 * ROLE_STRENGTH, 0, -ROLE_STRENGTH, 0])
     np.testing.assert_allclose(result.scores[0], [0, ROLE_STRENGTH, 0, 0, ROLE_STRENGTH])
+
+
+def test_more_than_half_is_said_of_the_shares_not_of_their_rounding():
+    params = KIND.parse({"sentence": "an small cat flew you lazy happy train him they dog", "d_model": 8,
+                         "num_heads": 2, "temperature": 3.0})
+    result = KIND.compute(params)
+    alt = KIND.alt(params, result)
+    assert 0.5 < result.shares[1, 0] < 0.505  # 0.50 to 2 decimals, yet more than half
+    assert "The two heads put 0.505 and 0.88, each more than half on its own word" in alt

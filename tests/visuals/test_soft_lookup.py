@@ -344,3 +344,14 @@ def test_the_query_key_axes_say_rows_are_queries_and_columns_are_keys():
             assert (p.row_title, p.col_title) == ("key", "value feature")
         else:
             assert (p.row_title, p.col_title) == ("query", "value feature")
+
+
+def test_a_split_panel_names_its_columns_keys_or_features():
+    """A long key word splits the phone layout's panels; the value panels' columns are features, not keys."""
+    params = KIND.parse({"queries": "kitten truck", "keys": "достопримечательность кот"})
+    placements = sl.plan_layout(KIND.compute(params), NARROW_WIDTH).placements
+    for placement in placements:
+        if "(" in placement.title.split("\n")[-1] and " to " in placement.title:
+            noun = "keys" if placement.col_title == "key" else "features"
+            assert f"({noun} {placement.start + 1} to {placement.stop})" in placement.title, placement.title
+    assert any("(features 1 to" in p.title for p in placements)  # the case the phone layout meets
