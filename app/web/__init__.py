@@ -33,16 +33,18 @@ def _refuse_unusable_fields():
     """Refuse, with a sentence, what no page can use and what would otherwise fail deep inside (a 500):
     - a multipart part without `name=` in its Content-Disposition: it parses to the form key None, which
       Flask-WTF's CSRF check cannot handle (AttributeError);
-    - a NUL character in the path or a query or form field: no id, answer or name holds one, and PostgreSQL
-      refuses it in any text it is asked to compare or store (DataError). Cookies are left alone: the app reads
-      only its own signed ones, and refusing every request for a stray cookie would lock its browser out."""
+    - a NUL character in the path or a form field, or in the query of an LTI request (the LMS's login may come
+      as a GET): no id, answer or name holds one, and PostgreSQL refuses it in any text it is asked to compare or
+      store (DataError). Other queries are left to their pages: a visual's controls are never stored, and a bad
+      value there gets the page with its own figure and a sentence. Cookies are left alone: the app reads only
+      its own signed ones, and refusing every request for a stray cookie would lock its browser out."""
     from flask import request
 
     from ..errors import BadInput
 
     if request.mimetype == "multipart/form-data" and any(not isinstance(key, str) for key in request.form):
         raise BadInput("A part of this form has no field name. Reload the page and submit the form again.")
-    fields = (*request.args.items(multi=True), *request.form.items(multi=True))
+    fields = (*request.form.items(multi=True), *(request.args.items(multi=True) if request.blueprint == "lti" else ()))
     if "\x00" in request.path or any("\x00" in key or "\x00" in value for key, value in fields):
         raise BadInput("This request holds a NUL character (U+0000), which no answer, name or id can contain. "
                        "Remove it, or reload the page, and try again.")
