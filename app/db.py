@@ -351,7 +351,8 @@ def attempt_state(attempt_id: str) -> AttemptState:
             stored.setdefault(r.t_question_id, []).append(
                 StoredTry(r.t_question_id, r.t_number, json.loads(r.t_answer), bool(r.t_final), float(r.t_score)))
     return AttemptState(row, stored, json.loads(first.link_settings) if first.link_settings else {},
-                        in_course=first.link_id is not None, graded=bool(first.link_grades and json.loads(first.link_grades)))
+                        in_course=first.link_id is not None,
+                        graded=bool(first.link_grades and json.loads(first.link_grades)))
 
 
 def set_display_name(attempt_id: str, name: str | None) -> None:

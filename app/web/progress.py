@@ -393,8 +393,8 @@ def start(bank: Bank, display_name: str | None = None, questions: list[Question]
           owner=None, practice: bool = False) -> Attempt:
     """A new attempt that becomes the session's attempt at `bank` (the old one stays in the database); an `owner`'s
     (an LMS user's) is the session's course attempt too. `practice`: see create."""
-    attempt = create(bank, display_name, questions, owner, practice)
-    adopt(bank, attempt.id, in_course=owner is not None)
+    attempt = create(bank, display_name, questions, owner, practice)  # read once, and kept for this request
+    _remember(bank, attempt.id, in_course=owner is not None)
     return attempt
 
 
@@ -402,6 +402,10 @@ def adopt(bank: Bank, attempt_id: str, in_course: bool = False) -> None:
     """Make a stored attempt the session's attempt at `bank` (an LTI launch resuming a learner's attempt, which is
     the session's course attempt: `in_course`)."""
     _forget()
+    _remember(bank, attempt_id, in_course)
+
+
+def _remember(bank: Bank, attempt_id: str, in_course: bool) -> None:
     session.setdefault("attempts", {})[bank.id] = attempt_id
     if in_course:
         session.setdefault("lms_attempts", {})[bank.id] = attempt_id

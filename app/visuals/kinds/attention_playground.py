@@ -136,7 +136,8 @@ def toy_caption(num_heads: int) -> str:
                  "subspace of the features. Here the heads are set by hand: head 1 reads only the 'noun' feature, "
                  "so nouns attend to nouns; head 2 reads only the 'verb' feature, so verbs attend to verbs, however "
                  "far apart they are." + (" The further heads have random weights." if num_heads > 2 else ""))
-    return heads + " Constructed illustration, not a trained model: a trained model learns its heads' subspaces from data."
+    return (heads + " Constructed illustration, not a trained model: a trained model learns its heads' subspaces "
+            "from data.")
 
 
 def role_heads(num_heads: int) -> list[str]:
@@ -282,7 +283,9 @@ class AttentionPlaygroundKind(VisualKind):
         if result.mask is not None:
             parts.append("Causal mask on: each query sees only itself and earlier tokens; the hatched cells above the "
                          "diagonal are masked and have weight exactly 0.")
-        return " ".join(parts + ([unknown_in_role_heads(result.unknown, len(result.weights))] if result.unknown else []))
+        if result.unknown:
+            parts.append(unknown_in_role_heads(result.unknown, len(result.weights)))
+        return " ".join(parts)
 
     def caption(self, params: AttentionPlaygroundParams, result) -> str:
         if isinstance(result, RealHeadResult):

@@ -115,9 +115,10 @@ def local_sentence(result: AutoregressivePixelsResult) -> str:
     attends = (f"{start}, its query block is {pixel_span(first, last)} and its memory adds the block before it, "
                f"{pixel_span(memory, first - 1)}, so it may attend to {plural(count, 'pixel')} ({span(memory, i)})")
     if memory == 0:  # the second block: the block before it is the first, so no earlier pixel is left out
-        return f"{attends}, itself and every pixel before it, as under the full causal mask: no block lies further back."
-    return (f"{attends}; the {plural(memory, 'earlier pixel')} ({span(0, memory - 1)}) {'is' if memory == 1 else 'are'} "
-            f"masked.")
+        return (f"{attends}, itself and every pixel before it, as under the full causal mask: no block lies further "
+                "back.")
+    return (f"{attends}; the {plural(memory, 'earlier pixel')} ({span(0, memory - 1)}) "
+            f"{'is' if memory == 1 else 'are'} masked.")
 
 
 def steps_sentence(result: AutoregressivePixelsResult) -> str:
