@@ -578,3 +578,22 @@ def test_more_choices_than_options_are_refused_before_any_is_looked_up(fuzz_app)
                            json={"answer": ["long-range"] * 4000})  # under the 64 kB body limit
     check(response, "POST", allowed=(400,))
     assert "This question has 3 options, and each may be chosen only once." in error_sentences(response)[0]
+
+
+@pytest.mark.parametrize("stored", [{"attempts": []}, {"attempts": {SEED_BANK: 7}}, {"attempts": {"x": "a"}, "started": "3"},
+                                    {"started": {SEED_BANK: "1"}}, {"lms_attempts": {SEED_BANK: None}},
+                                    {"client": 12}], ids=str)
+def test_a_session_of_another_shape_starts_afresh(fuzz_app, stored):
+    """A signed session whose maps have another shape (another version's cookie, or a leaked key's) is dropped:
+    the student gets a fresh attempt whose answers are stored, never a 500."""
+    client = fuzz_app.test_client()
+    with client.session_transaction() as session:
+        session.update(stored)
+    for path in (f"/quiz/{SEED_BANK}/", f"/quiz/{SEED_BANK}/summary", "/plots/soft-lookup.png?temperature=2"):
+        check(client.get(path), allowed=(200, 302, 303))
+    page = client.get(f"/quiz/{SEED_BANK}/head-dimension")
+    check(page, allowed=(200,))
+    answer = client.post(f"/quiz/{SEED_BANK}/head-dimension",
+                         data={"csrf_token": csrf_token(page.get_data(as_text=True)), "answer": "32"})
+    assert answer.status_code == 303 and answer.headers["Location"].endswith("/answer")
+    assert "Correct" in client.get(answer.headers["Location"]).get_data(as_text=True)

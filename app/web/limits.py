@@ -32,6 +32,18 @@ def address_key() -> str:
     return "addr:" + (get_remote_address() or "unknown")
 
 
+def session_map(key: str, value_type: type) -> dict:
+    """The session's map `key` (bank id -> `value_type`): empty when it has none, or one of another shape (a
+    cookie of another version of the app, or one signed with a leaked key), which is dropped so the pages start
+    afresh instead of failing."""
+    value = session.get(key)
+    if isinstance(value, dict) and all(isinstance(k, str) and type(v) is value_type for k, v in value.items()):
+        return value
+    if value is not None:
+        session.pop(key)
+    return {}
+
+
 def client_key() -> str:
     """A random id kept in the session cookie; the address for cookie-less clients.
 
@@ -39,7 +51,7 @@ def client_key() -> str:
     limit beside it.
     """
     client = session.get("client")
-    if client is None:
+    if not isinstance(client, str):
         if request.cookies:
             client = session["client"] = secrets.token_hex(8)
         else:
@@ -51,7 +63,7 @@ def render_client() -> str:
     """Whom the render gate counts a new plot for: a student with an attempt (which the server issued, in the
     signed session) on their own, so a classroom behind one NAT address is not one client; anyone else by
     address, so no cookie, junk or fresh, earns another share of the server's drawing."""
-    attempts = session.get("attempts") or {}
+    attempts = session_map("attempts", str)
     if attempts:
         return "attempt:" + min(attempts.values())
     return address_key()

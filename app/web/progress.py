@@ -29,7 +29,7 @@ from ..bank.variants import MAX_SEED, PLACEHOLDER, has_params, instantiate
 from ..errors import AppError, BadInput, NotFound
 from ..grading import Answer, Grade, grade, parse_answer
 from ..lti import on_attempt_finished, with_settings
-from .limits import charge_attempt_start
+from .limits import charge_attempt_start, session_map
 
 MAX_DISPLAY_NAME = 80
 
@@ -295,7 +295,7 @@ def check_open(bank: Bank) -> None:
 
 def check_can_start(bank: Bank) -> None:
     """NoAttemptsLeft once this browser session has started the bank's `attempts:` (counted in its session)."""
-    used = session.get("started", {}).get(bank.id, 0)
+    used = session_map("started", int).get(bank.id, 0)
     if bank.attempts is not None and used >= bank.attempts:
         raise NoAttemptsLeft(f"The quiz {bank.title!r} allows {bank.attempts} attempt"
                              f"{'s' if bank.attempts != 1 else ''}, and all of them were started (a retake, and a "
@@ -305,13 +305,13 @@ def check_can_start(bank: Bank) -> None:
 
 def count_started(bank: Bank, used: int) -> None:
     """Set how many attempts at `bank` this session has started: an LMS launch counts its user's in that link."""
-    session["started"] = {**session.get("started", {}), bank.id: used}
+    session["started"] = {**session_map("started", int), bank.id: used}
 
 
 def attempts_note(bank: Bank) -> str | None:
     if bank.attempts is None:
         return None
-    used = min(session.get("started", {}).get(bank.id, 0), bank.attempts)
+    used = min(session_map("started", int).get(bank.id, 0), bank.attempts)
     return f"You may start {bank.attempts} attempt{'s' if bank.attempts != 1 else ''} at this quiz; {used} used."
 
 
@@ -367,14 +367,13 @@ def create(bank: Bank, display_name: str | None = None, questions: list[Question
     db.start_attempt(attempt_id, bank.id, secrets.randbelow(MAX_SEED), display_name,
                      None if questions is None else [q.id for q in questions], owner)
     if bank.attempts is not None and not practice:  # counted only where a limit applies: other banks' cookies stay
-        started = session.setdefault("started", {})
-        started[bank.id] = started.get(bank.id, 0) + 1
-        session.modified = True
+        started = session_map("started", int)
+        session["started"] = {**started, bank.id: started.get(bank.id, 0) + 1}
     return load(bank, attempt_id)
 
 
 def attempt_id(bank: Bank) -> str | None:
-    return session.get("attempts", {}).get(bank.id)
+    return session_map("attempts", str).get(bank.id)
 
 
 def current(bank: Bank) -> Attempt | None:
@@ -406,16 +405,15 @@ def adopt(bank: Bank, attempt_id: str, in_course: bool = False) -> None:
 
 
 def _remember(bank: Bank, attempt_id: str, in_course: bool) -> None:
-    session.setdefault("attempts", {})[bank.id] = attempt_id
+    session["attempts"] = {**session_map("attempts", str), bank.id: attempt_id}
     if in_course:
-        session.setdefault("lms_attempts", {})[bank.id] = attempt_id
-    session.modified = True
+        session["lms_attempts"] = {**session_map("lms_attempts", str), bank.id: attempt_id}
 
 
 def course_attempt(bank: Bank) -> Attempt | None:
     """The attempt at `bank` that an LMS launch (or a retake in its course) last opened in this session, if any:
     the quiz's Retake then starts the learner's next attempt in that course (app.lti.views.retake_in_course)."""
-    attempt_id = session.get("lms_attempts", {}).get(bank.id)
+    attempt_id = session_map("lms_attempts", str).get(bank.id)
     return load(bank, attempt_id) if attempt_id else None
 
 
@@ -437,8 +435,9 @@ def reset(bank: Bank) -> None:
     """Forget the session's attempt; the next question page starts a new one (with new variants).
     Stored answers are kept."""
     _forget()
-    session.get("attempts", {}).pop(bank.id, None)
-    session.modified = True
+    attempts = session_map("attempts", str)
+    if bank.id in attempts:
+        session["attempts"] = {key: value for key, value in attempts.items() if key != bank.id}
 
 
 def preview(question: Question) -> Question:
