@@ -256,9 +256,12 @@ class TryStored:
 
 def record_try(attempt_id: str, bank_id: str, question_id: str, try_number: int, answer: Any, score: float, *,
                final: bool, final_score: float = 0.0, seed: int = 0, misconception: str | None = None,
-               question_count: int = 1) -> TryStored | None:
+               question_ids: list[str] | None = None) -> TryStored | None:
     """Store a try; a final one also stores the question's answer (with `final_score`, the score after any
-    penalty) and finishes the attempt when it closes its last question. None if that try was already stored."""
+    penalty) and finishes the attempt when it closes its last question: when every one of `question_ids` (the
+    attempt's questions as the bank has them now; default: this one) has an answer. An answer to a question the
+    bank has dropped since is kept, and counts toward neither. None if that try was already stored."""
+    question_ids = question_ids or [question_id]
     def run(connection):
         moment = now()
         connection.execute(insert(tries).values(
@@ -276,14 +279,12 @@ def record_try(attempt_id: str, bank_id: str, question_id: str, try_number: int,
         # lock on this row, which FOR UPDATE waits for, so two of them deadlock (measured: PostgreSQL aborts
         # one). SQLite has no row locks, and lets one writer in at a time anyway.
         connection.execute(select(attempts.c.id).where(attempts.c.id == attempt_id).with_for_update(key_share=True))
-        answered, total = connection.execute(
-            select(func.count(), func.coalesce(func.sum(responses.c.score), 0.0))
-            .where(responses.c.attempt_id == attempt_id)).one()
+        answered, total = connection.execute(_answers_of(attempt_id, question_ids)).one()
         finished = False
-        if answered >= question_count:
+        if answered >= len(question_ids):
             finished = connection.execute(
                 update(attempts).where(attempts.c.id == attempt_id, attempts.c.finished_at.is_(None))
-                .values(finished_at=now(), total_score=float(total), max_score=question_count)).rowcount == 1
+                .values(finished_at=now(), total_score=float(total), max_score=len(question_ids))).rowcount == 1
         return TryStored(finished)
     try:
         return _write(run)
@@ -291,17 +292,23 @@ def record_try(attempt_id: str, bank_id: str, question_id: str, try_number: int,
         return None  # a double submit, maybe from another server: the first one stands
 
 
-def finish_attempt(attempt_id: str, question_count: int) -> bool:
+def _answers_of(attempt_id: str, question_ids: list[str]):
+    """How many of `question_ids` the attempt has answered, and the sum of those answers' scores."""
+    return (select(func.count(), func.coalesce(func.sum(responses.c.score), 0.0))
+            .where(responses.c.attempt_id == attempt_id, responses.c.question_id.in_(question_ids)))
+
+
+def finish_attempt(attempt_id: str, question_ids: list[str]) -> bool:
     """Close an attempt with the answers it has (its time limit passed): finished_at, and the total of its
-    answers' scores out of `question_count` (an unanswered question counts 0). True if this call closed it."""
+    answers' scores out of its questions, `question_ids` (an unanswered question counts 0). True if this call
+    closed it."""
     def run(connection):
         # The attempt's row first, as in record_try: a last answer stored at the same moment takes its turn.
         connection.execute(select(attempts.c.id).where(attempts.c.id == attempt_id).with_for_update(key_share=True))
-        total = connection.execute(select(func.coalesce(func.sum(responses.c.score), 0.0))
-                                   .where(responses.c.attempt_id == attempt_id)).scalar_one()
+        _, total = connection.execute(_answers_of(attempt_id, question_ids)).one()
         return connection.execute(
             update(attempts).where(attempts.c.id == attempt_id, attempts.c.finished_at.is_(None))
-            .values(finished_at=now(), total_score=float(total), max_score=question_count)).rowcount == 1
+            .values(finished_at=now(), total_score=float(total), max_score=len(question_ids))).rowcount == 1
     return _write(run)
 
 
@@ -353,6 +360,22 @@ def attempt_state(attempt_id: str) -> AttemptState:
     return AttemptState(row, stored, json.loads(first.link_settings) if first.link_settings else {},
                         in_course=first.link_id is not None,
                         graded=bool(first.link_grades and json.loads(first.link_grades)))
+
+
+def timed_open_attempts(bank_id: str, started_before: datetime | None, limit: int) -> list[str]:
+    """Ids of the unfinished attempts at `bank_id` that a time limit may have ended, oldest first: those started
+    before `started_before` (the bank's own limit ago; None if it has none), and those of LMS links whose settings
+    set a time_limit."""
+    lti_attempts, lti_links = metadata.tables["lti_attempts"], metadata.tables["lti_links"]
+    linked = (select(lti_attempts.c.attempt_id).join(lti_links, lti_links.c.id == lti_attempts.c.link_id)
+              .where(lti_links.c.settings.contains('"time_limit"')))
+    may_be_over = attempts.c.id.in_(linked)
+    if started_before is not None:
+        may_be_over = may_be_over | (attempts.c.started_at < started_before)
+    statement = (select(attempts.c.id).where(attempts.c.bank_id == bank_id, attempts.c.finished_at.is_(None),
+                                             may_be_over).order_by(attempts.c.started_at).limit(limit))
+    with engine().connect() as connection:
+        return list(connection.execute(statement).scalars())
 
 
 def set_display_name(attempt_id: str, name: str | None) -> None:

@@ -108,16 +108,30 @@ def test_a_grade_is_sent_with_its_fields_in_order_and_its_markdown_rendered():
     from app.web.api import grade_json
     from test_grading import SINGLE
 
-    body = grade_json(grade(SINGLE, "128"))
-    assert list(body) == ["correct", "score", "answer", "correct_answer", "feedback", "explanation_html",
-                          "misconception"]
-    assert body["misconception"] is None  # a choice question has none
+    body = grade_json(grade(SINGLE, "128"), SINGLE)
+    assert list(body) == ["correct", "score", "key_changed", "answer", "correct_answer", "feedback",
+                          "explanation_html", "misconception", "visual"]
+    assert body["misconception"] is None and body["visual"] is None  # a choice question without a figure
+    assert body["key_changed"] is False  # graded now, so nothing was recorded under another key
     assert body["feedback"] == [
         {"option": "32", "selected": False, "correct": True, "feedback_html": "Right."},
         {"option": "64", "selected": False, "correct": False, "feedback_html": None},
         {"option": "128", "selected": True, "correct": False, "feedback_html": None},
     ]
     assert body["explanation_html"].startswith("<p>") and "<math" in body["explanation_html"]  # $...$ as MathML
+
+
+def test_a_questions_visual_comes_with_its_grade_never_before(client):
+    """A prediction's figure is its answer, so no question listing names the visual; the grade does."""
+    listed = client.get("/api/banks/attention-practice").get_json()["questions"]
+    assert all("visual" not in question for question in listed)
+    predict = next(q for q in listed if q["id"] == "predict-soft-lookup")
+    attempt = client.post("/api/banks/attention-practice/attempts").get_json()
+    assert all("visual" not in q and q["result"] is None for q in attempt["questions"])
+    assert predict["type"] == "cells"
+    answered = client.post(f"/api/banks/attention-practice/attempts/{attempt['attempt']}/questions/"
+                           "predict-soft-lookup/answer", json={"answer": [[0, 0]]}).get_json()
+    assert answered["grade"]["visual"]["kind"] == "soft-lookup"
 
 
 @pytest.mark.parametrize("seed", ["-1", "abc", "", "²", "1" * 5000, "2147483648"])

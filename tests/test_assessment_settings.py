@@ -275,6 +275,31 @@ def test_the_api_refuses_an_answer_after_the_time_limit_and_shows_the_attempt_cl
     assert client.get(f"/api/banks/{BANK}/attempts/{other}").get_json()["finished"] is True
 
 
+def test_an_attempt_whose_time_ran_out_while_its_student_was_away_counts_as_finished_for_the_instructor(tmp_path):
+    from werkzeug.security import generate_password_hash
+
+    from app.instructor.report import bank_report
+
+    app = make_app(tmp_path, "time_limit: 20m")
+    app.config["INSTRUCTOR_PASSWORD_HASH"] = generate_password_hash("pw", method="pbkdf2:sha256:1000")
+    left, recent = app.test_client(), app.test_client()
+    assert answer(left, "heads", "a").status_code == 303  # 1 point, then the student leaves
+    assert answer(recent, "heads", "a").status_code == 303  # still within the time
+    gone, _ = attempt_rows(app)
+    set_attempt(app, gone.id, started_at=gone.started_at - timedelta(minutes=21))
+    instructor = app.test_client()
+    token = csrf_token(instructor.get("/instructor/login").get_data(as_text=True))
+    assert instructor.post("/instructor/login", data={"csrf_token": token, "password": "pw"}).status_code == 303
+    assert instructor.get(f"/instructor/banks/{BANK}").status_code == 200  # closes what is over, then reads
+    closed, still_open = sorted(attempt_rows(app), key=lambda r: r.id != gone.id)
+    assert (closed.total_score, closed.max_score) == (1.0, len(BANK_ORDER)) and closed.finished_at is not None
+    assert still_open.finished_at is None
+    with app.app_context():
+        summary = bank_report(app.extensions["db_engine"], app.extensions["banks"].get(BANK))
+    assert (summary.started, summary.finished) == (2, 1)
+    assert summary.mean_fraction == pytest.approx(1 / len(BANK_ORDER))
+
+
 # --- attempts ---------------------------------------------------------------------------------------------
 
 

@@ -696,3 +696,50 @@ def test_links_to_the_apps_own_pages_become_their_words_with_a_warning():
         warned = [str(w) for w in export.warnings if "lead nowhere from Moodle" in w.message]
         assert "questions[0] soft-dictionary-lookup: its links to this app's pages (/learn/attention#soft-lookup-text)" \
                " lead nowhere from Moodle; each was reduced to its words" in warned
+
+
+def test_assessment_settings_are_reported_and_shuffled_options_carried(tmp_path):
+    from app.authoring.export import to_gift, to_moodle_xml
+    from app.bank.loader import load_bank_file
+
+    path = tmp_path / "timed.yaml"
+    path.write_text(GRIDS_BANK.replace("title: Grids\n", "title: Grids\ntime_limit: 20m\nattempts: 2\n"
+                                       "closes: 2099-03-02T09:00Z\nshuffle: {questions: true, options: true}\n")
+                    + """\
+  - id: pick
+    type: single_choice
+    prompt: Which?
+    explanation: A.
+    options: [{id: a, text: A, correct: true}, {id: b, text: B}]
+""", encoding="utf-8")
+    bank = load_bank_file(path, "timed.yaml").bank
+    moodle, gift = to_moodle_xml(bank), to_gift(bank)
+    notes = [w.message for w in moodle.warnings if w.index is None]
+    for name, where in [("time_limit", "Timing: Time limit"), ("opens/closes", "Timing: Open and Close the quiz"),
+                        ("attempts", "Grade: Attempts allowed"), ("shuffle.questions", "Layout: Shuffle")]:
+        assert any(n.startswith(f"{name} is a Moodle quiz setting") and where in n for n in notes), name
+    assert not any(n.startswith("shuffle.options") for n in notes)  # carried by each question's shuffleanswers
+    assert any(w.message.startswith("shuffle.options") for w in gift.warnings if w.index is None)
+    shuffle = {q.findtext("name/text"): q.findtext("shuffleanswers")
+               for q in ElementTree.fromstring(moodle.text.encode()).iter("question") if q.get("type") == "multichoice"}
+    assert shuffle == {"mask": "false", "pick": "true"}  # cells keep their row-by-row list
+
+
+def test_a_cells_question_whose_sentence_repeats_a_word_exports_options_that_can_be_told_apart(run, tmp_path):
+    path = tmp_path / "repeat.yaml"
+    path.write_text("""\
+id: repeat
+title: Repeat
+questions:
+  - id: mask
+    type: cells
+    prompt: Which keys may the last query attend to?
+    explanation: All of them.
+    grid: {rows: [the], cols: [the, cat, the]}
+    answer: [[0, 0], [0, 1], [0, 2]]
+""", encoding="utf-8")
+    result = run(str(path), "--format", "moodle-xml")
+    assert result.exit_code == 0, result.output
+    (mask,) = questions_of(ElementTree.fromstring(result.stdout.encode()))
+    assert [t for _, t, _ in answers_of(mask)] == ["query the → key the (1)", "query the → key cat",
+                                                  "query the → key the (3)"]

@@ -171,7 +171,8 @@ def test_the_score_is_the_best_of_each_tries_score_times_its_factor(tmp_path):
     first = send(client, "projections", ["q"])
     assert first.location.endswith("/projections")
     hint = main(client.get(first.location))
-    assert "Try 1: partly correct." in hint and "Q is X times W_Q." in hint and "K is X times W_K." not in hint
+    # A hint: nothing on which picks are right (Q's feedback would say so), nor on the ones not picked.
+    assert "Try 1: partly correct." in hint and "Q is X times W_Q." not in hint and "K is X times W_K." not in hint
     send(client, "projections", ["q", "e"])
     last = send(client, "projections", ["q", "k"])
     page = main(client.get(last.location))
@@ -303,10 +304,11 @@ def test_each_try_number_is_stored_once(tmp_path):
     app = make_app(tmp_path)
     with app.app_context():
         db.start_attempt("a" * 32, BANK, seed=0)
-        kwargs = {"final": False, "question_count": 3}
+        kwargs = {"final": False, "question_ids": ["heads", "b", "c"]}
         assert db.record_try("a" * 32, BANK, "heads", 1, "b", 0.0, **kwargs)
         assert not db.record_try("a" * 32, BANK, "heads", 1, "c", 0.0, **kwargs)  # another tab, the same try
-        assert db.record_try("a" * 32, BANK, "heads", 2, "a", 1.0, final=True, final_score=0.5, question_count=3)
+        assert db.record_try("a" * 32, BANK, "heads", 2, "a", 1.0, final=True, final_score=0.5,
+                            question_ids=["heads", "b", "c"])
     assert [(r.try_number, json.loads(r.answer)) for r in stored_tries(app)] == [(1, "b"), (2, "a")]
     assert [r.score for r in stored_responses(app)] == [0.5]
 

@@ -389,7 +389,8 @@ def test_csv_export_has_every_response_and_defuses_formulas(classroom, client):
     assert response.headers["Cache-Control"] == "no-store"
     rows = list(csv.DictReader(io.StringIO(response.get_data(as_text=True))))
     assert list(rows[0]) == ["attempt_id", "display_name", "bank_id", "question_id", "seed", "answer", "score",
-                             "answered_at", "finished_at", "total_score"]
+                             "answered_at", "finished_at", "total_score", "max_score", "attempt_kind",
+                             "lms_user_id", "lms_user_name"]
     assert len(rows) == 6 * 4 + 1
     first = [row for row in rows if row["attempt_id"] == attempt_id(classroom[0])]
     assert [row["question_id"] for row in first] == list(QUESTIONS)
@@ -397,6 +398,7 @@ def test_csv_export_has_every_response_and_defuses_formulas(classroom, client):
     assert [json.loads(row["answer"]) for row in first] == [True, "a", ["x", "y"], 8.0]
     assert [float(row["score"]) for row in first] == [1.0, 1.0, 1.0, 1.0]
     assert {row["total_score"] for row in first} == {"4.0"}
+    assert {(row["max_score"], row["attempt_kind"], row["lms_user_id"]) for row in first} == {("4", "whole", "")}
     for row in rows:
         answered = datetime.fromisoformat(row["answered_at"])
         assert answered.utcoffset() is not None and answered.utcoffset().total_seconds() == 0
@@ -454,3 +456,38 @@ def test_the_report_shows_tries_per_question_and_how_often_each_misconception_wa
     feedback = "That is d_k itself; the scores are divided by its square root."
     assert cells(html, "miss-scale-no-sqrt") == ["no-sqrt", feedback, "3"]
     assert "feedback try again: 3 tries per question" in html
+
+
+def test_every_bundled_bank_reports_once_each_question_type_has_answers(tmp_path):
+    """Each bundled bank, every question answered twice (right, then wrong) through the JSON API: its report, every
+    question's chart and the CSV open for the instructor (a matrix or cells question once broke the report)."""
+    from app.authoring.selftest import answer_key, wrong_answers
+    from app.bank.variants import instantiate
+    from app.paths import resource_dir
+
+    app = build_app(resource_dir("quizzes"), tmp_path)
+    registry = app.extensions["banks"]
+    client = app.test_client()
+    for bank in registry.banks.values():
+        for pick_key in (True, False):
+            attempt = client.post(f"/api/banks/{bank.id}/attempts").get_json()
+            with app.app_context():
+                seed = db.attempt_state(attempt["attempt"]).row.seed
+            for shown in attempt["questions"]:
+                concrete = instantiate(bank.question(shown["id"]), seed)
+                key = answer_key(concrete)
+                answer = key if pick_key else (wrong_answers(concrete, key) or [key])[0]
+                response = client.post(f"/api/banks/{bank.id}/attempts/{attempt['attempt']}/questions/"
+                                       f"{shown['id']}/answer", json={"answer": answer})
+                assert response.status_code == 200, response.get_json()
+    types = {q.type for bank in registry.banks.values() for q in bank.questions}
+    assert {"matrix", "cells", "numeric", "multiple_choice"} <= types
+    instructor = app.test_client()
+    sign_in(instructor)
+    for bank in registry.banks.values():
+        page = instructor.get(f"/instructor/banks/{bank.id}")
+        assert page.status_code == 200, bank.id
+        for question in bank.questions:
+            chart = instructor.get(f"/instructor/banks/{bank.id}/charts/questions/{question.id}.png")
+            assert chart.status_code == 200 and chart.mimetype == "image/png", (bank.id, question.id)
+        assert instructor.get(f"/instructor/banks/{bank.id}/responses.csv").status_code == 200

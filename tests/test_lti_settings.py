@@ -222,6 +222,30 @@ def test_retake_in_an_lms_session_after_the_time_limit_closes_the_attempt_and_st
     assert lms.gradebook("course-overtime")["Quiz link placed"]["ka"]["scoreGiven"] == 1.0  # the closed one's
 
 
+def test_the_cron_job_closes_an_attempt_whose_links_time_limit_ended_and_sends_its_grade(tool, lms):
+    custom = place(lms, tool, "course-left", time_limit="1m")
+    person = requests.Session()
+    launch(person, lms, student("lu", "course-left", custom))
+    answer(person, tool, 1)  # 1 point of 6, then the learner closes the tab
+    first = latest_attempt(tool, "course-left", "lu")
+    with tool.app.app_context(), db.engine().begin() as connection:  # as if the minute had passed
+        connection.execute(update(db.attempts).where(db.attempts.c.id == first.id).values(
+            started_at=db.now() - timedelta(minutes=2)))
+    assert "Quiz link placed" not in lms.gradebook("course-left")  # nothing sent while the attempt was open
+    result = tool.app.test_cli_runner().invoke(args=["lti", "send-grades"])
+    assert result.exit_code == 0 and "closed 1 attempt(s) whose time limit had ended" in result.output, result.output
+    assert latest_attempt(tool, "course-left", "lu").finished_at is not None
+    assert lms.gradebook("course-left")["Quiz link placed"]["lu"]["scoreGiven"] == 1.0
+    again = tool.app.test_cli_runner().invoke(args=["lti", "send-grades"])
+    assert "closed" not in again.output  # closed once
+    from app.instructor.export import COLUMNS, csv_row, response_rows
+
+    with tool.app.app_context():  # the instructor's CSV says whose attempt it was
+        rows = [dict(zip(COLUMNS, csv_row(r))) for r in response_rows(db.engine(), "quiz") if r.attempt_id == first.id]
+    assert [(r["lms_user_id"], r["lms_user_name"], r["total_score"], r["max_score"]) for r in rows] == \
+        [("lu", "Student lu", "1.0", str(QUESTIONS))]
+
+
 def test_the_missed_questions_in_an_lms_session_are_ungraded_practice(tool, lms):
     custom = place(lms, tool, "course-practice", attempts="1")
     person = requests.Session()

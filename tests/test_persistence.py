@@ -158,14 +158,19 @@ def test_an_optional_display_name_is_stored_with_the_attempt(app, client):
     assert 'id="display-name"' in page
     response = client.post(f"/quiz/{SEED_BANK}/name", data={"csrf_token": csrf_token(page), "display_name": "  Ada   L. "})
     assert response.status_code == 303
-    assert _attempts(app)[0].display_name == "Ada L."
+    assert _attempts(app) == []  # saving a name starts no attempt (nor its time limit): the first question does
     assert 'value="Ada L."' in client.get(f"/quiz/{SEED_BANK}/").get_data(as_text=True)
+    assert client.get(f"/quiz/{SEED_BANK}/head-dimension").status_code == 200
+    assert _attempts(app)[0].display_name == "Ada L."
     too_long = client.post(f"/quiz/{SEED_BANK}/name", data={"csrf_token": csrf_token(page), "display_name": "x" * 81})
     assert too_long.status_code == 400 and "at most 80 characters" in too_long.get_data(as_text=True)
     client.post(f"/quiz/{SEED_BANK}/name", data={"csrf_token": csrf_token(page), "display_name": ""})
     assert _attempts(app)[0].display_name is None  # back to anonymous
     client.post(f"/quiz/{SEED_BANK}/name", data={"csrf_token": csrf_token(page), "display_name": "Ada\tL.\x1b[31m"})
     assert _attempts(app)[0].display_name == "Ada L. [31m"  # control characters read as spaces
+    retake = client.post(f"/quiz/{SEED_BANK}/retake", data={"csrf_token": csrf_token(page)})
+    assert retake.status_code == 303 and client.get(retake.headers["Location"]).status_code == 200
+    assert [a.display_name for a in _attempts(app)] == ["Ada L. [31m"] * 2  # a retake keeps the name
 
 
 def _migrate_in_new_process(url: str) -> int:

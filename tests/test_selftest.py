@@ -281,3 +281,20 @@ def test_a_try_again_bank_needs_a_hint_for_every_wrong_try(tmp_path):
     immediate = tmp_path / "immediate.yaml"
     immediate.write_text(bank.read_text().replace("feedback: try_again\ntries: 2\npenalty: [1, 0.5]\n", ""))
     assert selftest.SelfTest(seeds=1).run_paths([immediate]).failures == []
+
+
+def test_a_try_again_question_with_no_more_options_than_tries_is_reported(tmp_path):
+    bank = tmp_path / "drill.yaml"
+    bank.write_text(
+        "id: drill\ntitle: Drill\nfeedback: try_again\ntries: 3\npenalty: [1, 0.5, 0.25]\nquestions:\n"
+        "  - {id: tf, type: true_false, prompt: P, explanation: E, answer: true,\n"
+        "     options: [{id: 'true', text: 'True'}, {id: 'false', text: 'False', feedback: No.}]}\n"
+        "  - {id: three, type: single_choice, prompt: P, explanation: E, answer: a, options: [{id: a, text: A},\n"
+        "     {id: b, text: B, feedback: Not B.}, {id: c, text: C, feedback: Not C.}]}\n"
+        "  - {id: four, type: single_choice, prompt: P, explanation: E, answer: a, options: [{id: a, text: A},\n"
+        "     {id: b, text: B, feedback: Not B.}, {id: c, text: C, feedback: Not C.}, {id: d, text: D, feedback: D.}]}\n",
+        encoding="utf-8")
+    found = {(f.question, f.check): f.detail for f in selftest.SelfTest(seeds=1).run_paths([bank]).failures}
+    assert set(found) == {("tf", "try-again-hints"), ("three", "try-again-hints")}
+    assert found[("tf", "try-again-hints")].startswith(
+        "with 2 options and 3 tries, a student who has ruled out the wrong ones by trying gets the last try's credit")

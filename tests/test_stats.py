@@ -91,6 +91,22 @@ def test_upper_lower_groups_round_half_up_and_average_each_group():
     assert stats.upper_lower_difference(item, totals).value == pytest.approx(2 / 3)
 
 
+def test_students_tied_at_a_group_boundary_share_its_places_whatever_their_order():
+    # Five students all at 2 of 4: each group is one place shared by all five, so D is 0 in any order.
+    item = [1, 0, 0, 1, 0]
+    assert stats.upper_lower_difference(item, [2] * 5).value == pytest.approx(0)
+    assert stats.upper_lower_difference(item[::-1], [2] * 5).value == pytest.approx(0)
+    # Ten students, groups of 3: totals 9 and 8 are in the top group; three tied at 7 share its last place.
+    item = [1, 1, 1, 0, 0, 1, 0, 0, 0, 0]
+    totals = [9, 8, 7, 7, 7, 5, 4, 3, 2, 0.1 + 0.2]
+    upper = (1 + 1 + (1 + 0 + 0) / 3) / 3
+    lower = (0 + 0 + 0) / 3
+    assert stats.upper_lower_difference(item, totals).value == pytest.approx(upper - lower)
+    order = [4, 3, 2, 1, 0, 9, 8, 7, 6, 5]
+    assert stats.upper_lower_difference([item[i] for i in order], [totals[i] for i in order]).value == \
+        pytest.approx(upper - lower)
+
+
 def test_upper_lower_is_not_reported_without_spread_or_enough_attempts():
     assert stats.upper_lower_difference([1] * 6, [1, 2, 3, 4, 5, 6]).value is None
     assert stats.upper_lower_difference([1, 0], [1, 0]).reason.startswith("only 2 finished attempts")

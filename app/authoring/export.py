@@ -111,6 +111,17 @@ def bank_notes(bank: Bank, output_format: str) -> list[str]:
     if bank.mode == "graded":
         notes.append("mode: graded has no counterpart in a question file; set the Moodle quiz's attempts and "
                      "review options so answers are shown only as intended")
+    settings = [("time_limit", bank.time_limit is not None, "Timing: Time limit"),
+                ("opens/closes", bank.opens is not None or bank.closes is not None, "Timing: Open and Close the quiz"),
+                ("attempts", bank.attempts is not None, "Grade: Attempts allowed"),
+                ("shuffle.questions", bank.shuffle is not None and bank.shuffle.questions,
+                 "Question behaviour / Layout: Shuffle"),
+                ("shuffle.options", bank.shuffle is not None and bank.shuffle.options and output_format == "gift",
+                 "Question behaviour: Shuffle within questions")]
+    for name, present, where in settings:
+        if present:
+            notes.append(f"{name} is a Moodle quiz setting that a question file cannot carry: set it in the quiz's "
+                         f"'{where}'")
     return notes
 
 
@@ -265,8 +276,11 @@ def _without_site_links(question: Question) -> tuple[Question, list[str]]:
 def _cells_as_choices(question: Question) -> Question:
     """A cells question as the multiple_choice question it grades like: one option per cell, row by row."""
     key = {tuple(cell) for cell in question.answer}
-    options = [Option(id=f"cell-{i}-{j}", text=f"query {row} → key {col}", correct=(i, j) in key)
-               for i, row in enumerate(question.grid.rows) for j, col in enumerate(question.grid.cols)]
+    def text(i: int, j: int) -> str:  # a word the sentence holds twice is named with its position
+        query, key_word = question.grid.names(i, j)
+        return f"query {query} → key {key_word}"
+    options = [Option(id=f"cell-{i}-{j}", text=text(i, j), correct=(i, j) in key)
+               for i in range(len(question.grid.rows)) for j in range(len(question.grid.cols))]
     return question.model_copy(update={"type": "multiple_choice", "options": options, "grid": None, "answer": None})
 
 
@@ -395,7 +409,11 @@ def to_moodle_xml(bank: Bank, *, seed: int = 0, variants: int = 1, math_mode: st
             for tag in question.tags:
                 ElementTree.SubElement(ElementTree.SubElement(tags, "tag"), "text").text = tag
         if question.type != "matrix":  # a cloze question's blanks are in its text
-            _moodle_answers(element, question, grades, math_mode)
+            # The bank's shuffle.options, for the choice questions the app shuffles (not true/false, nor cells'
+            # row-by-row list); Moodle shuffles only where the quiz's "Shuffle within questions" is on too.
+            shuffled = (bank.shuffle is not None and bank.shuffle.options
+                        and bank.questions[item.index].type in ("single_choice", "multiple_choice"))
+            _moodle_answers(element, question, grades, math_mode, shuffled)
         count += 1
     ElementTree.indent(quiz)
     text = '<?xml version="1.0" encoding="UTF-8"?>\n' + ElementTree.tostring(quiz, encoding="unicode") + "\n"
@@ -403,7 +421,7 @@ def to_moodle_xml(bank: Bank, *, seed: int = 0, variants: int = 1, math_mode: st
 
 
 def _moodle_answers(element: ElementTree.Element, question: Question, grades: MultiSelectGrades | None,
-                    math_mode: str) -> None:
+                    math_mode: str, shuffled: bool = False) -> None:
     def feedback_of(option) -> str:
         return to_html(option.feedback, inline=True, math_mode=math_mode) if option.feedback else ""
 
@@ -432,7 +450,7 @@ def _moodle_answers(element: ElementTree.Element, question: Question, grades: Mu
         return
     single = question.type == "single_choice"
     ElementTree.SubElement(element, "single").text = "true" if single else "false"
-    ElementTree.SubElement(element, "shuffleanswers").text = "false"  # keep the author's order
+    ElementTree.SubElement(element, "shuffleanswers").text = "true" if shuffled else "false"
     ElementTree.SubElement(element, "answernumbering").text = "abc"
     rights = iter(grades.right if grades else ())
     for option in question.options:

@@ -165,21 +165,21 @@ class SelfTest:
         return report
 
     def run_bank(self, bank: Bank) -> list[QuestionResult]:
-        hinted = bank.feedback == "try_again"
-        return [self.run_question(bank.id, question, hinted) for question in bank.questions]
+        tries = bank.tries if bank.feedback == "try_again" else 1
+        return [self.run_question(bank.id, question, tries) for question in bank.questions]
 
-    def run_question(self, bank_id: str, question: Question, hinted: bool = False) -> QuestionResult:
-        """`hinted`: the bank is try_again, so a wrong try's hint is the feedback of what was chosen."""
+    def run_question(self, bank_id: str, question: Question, tries: int = 1) -> QuestionResult:
+        """`tries` > 1: the bank is try_again, so a wrong try's hint is the feedback of the wrong options chosen."""
         result = QuestionResult(bank_id, question.id)
         parameterised = has_params(question)
         # Without params instantiate() returns the question itself, so one seed says it all.
         for seed in range(self.seeds if parameterised else 1):
             result.seeds += 1
-            self._run_seed(result, question, seed, parameterised, hinted)
+            self._run_seed(result, question, seed, parameterised, tries)
         return result
 
     def _run_seed(self, result: QuestionResult, question: Question, seed: int, parameterised: bool,
-                  hinted: bool = False) -> None:
+                  tries: int = 1) -> None:
         def check(name: str, run: Callable[[], None]) -> bool:
             try:
                 run()
@@ -213,8 +213,8 @@ class SelfTest:
             check("malformed-rejected", lambda value=value: _refused(question, value))
         if question.visual is not None:
             check("visual-renders", lambda: self._visual(question))
-        if hinted and question.type != "cells":  # a cells question has no per-answer feedback to hint with
-            check("try-again-hints", lambda: _hints(question))
+        if tries > 1 and question.type != "cells":  # a cells question has no per-answer feedback to hint with
+            check("try-again-hints", lambda: _hints(question, tries))
 
     def _visual(self, question: Question) -> None:
         kind = get_kind(question.visual.kind)
@@ -232,13 +232,18 @@ class SelfTest:
             raise _Problem(f"{kind.name} {key[1]}: {problem}")
 
 
-def _hints(question: Question) -> None:
-    """A try_again bank shows a wrong try the feedback of what it chose, without the key: with none, the
-    student learns only "not quite" and guesses again."""
+def _hints(question: Question, tries: int) -> None:
+    """A try_again bank shows a wrong try the feedback of the wrong options it chose, without the key: with none,
+    the student learns only "not quite" and guesses again. With no more options than tries, the last try of a
+    one-answer question is a given."""
     if question.type in ("numeric", "matrix"):
         if not question.misconceptions:
             raise _Problem("a wrong try gets no hint: add misconceptions: (the common slips, each with feedback)")
         return
+    if question.type in ("true_false", "single_choice") and len(question.options) <= tries:
+        raise _Problem(f"with {len(question.options)} options and {tries} tries, a student who has ruled out the "
+                       f"wrong ones by trying gets the last try's credit without knowing the answer: give it more "
+                       f"than {tries} options, or put it in a bank with fewer tries")
     bare = [option.id for option in question.options if not option.correct and not option.feedback]
     if bare:
         raise _Problem(f"a wrong try that picks {', '.join(map(repr, bare))} gets no hint: give "

@@ -110,6 +110,15 @@ class Grid(Strict):
     rows: GridAxis
     cols: GridAxis
 
+    def names(self, row: int, col: int) -> tuple[str, str]:
+        """A cell's query and key as the pages and exports name them: their labels, with the position (from 1) of
+        a word the axis holds twice ("the (5)"); "row 2" and "column 3" where an axis has no labels to use."""
+        def name(labels, i: int, axis: str) -> str:
+            if not isinstance(labels, list) or not 0 <= i < len(labels):
+                return f"{axis} {i + 1}"
+            return f"{labels[i]} ({i + 1})" if labels.count(labels[i]) > 1 else str(labels[i])
+        return name(self.rows, row, "row"), name(self.cols, col, "column")
+
 
 class Misconception(Strict):
     """A wrong answer a common slip produces (a number, a nested list, or an expression), and what to say."""

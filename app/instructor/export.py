@@ -14,10 +14,11 @@ from typing import Any
 
 from sqlalchemy import Engine, select
 
-from ..db import attempts, responses
+from ..db import attempts, metadata, responses
 
+# New columns go at the end, so that a spreadsheet reading the old ones by position keeps working.
 COLUMNS = ("attempt_id", "display_name", "bank_id", "question_id", "seed", "answer", "score", "answered_at",
-           "finished_at", "total_score")
+           "finished_at", "total_score", "max_score", "attempt_kind", "lms_user_id", "lms_user_name")
 
 # Spreadsheets evaluate a cell starting with one of these (tab and CR too: some strip them first).
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -51,7 +52,9 @@ def _number(value: float | None) -> str:
 def csv_row(row: Any) -> list[str]:
     return [row.attempt_id, guard_cell(row.display_name), row.bank_id, row.question_id, str(row.seed),
             guard_cell(row.answer), _number(row.score), iso_utc(row.answered_at), iso_utc(row.finished_at),
-            _number(row.total_score)]
+            _number(row.total_score), "" if row.max_score is None else str(row.max_score),
+            "whole" if row.question_ids is None else "missed-only",  # a retake of the questions it missed
+            guard_cell(row.user_sub), guard_cell(row.user_name)]
 
 
 def csv_chunks(rows: Iterable[Any]) -> Iterator[str]:
@@ -70,11 +73,14 @@ def csv_chunks(rows: Iterable[Any]) -> Iterator[str]:
 
 def response_rows(engine: Engine, bank_id: str) -> Iterator[Any]:
     """Every stored response to the bank with its attempt, oldest attempt first, read in batches."""
+    lms_users = metadata.tables["lti_attempts"]  # an LMS launch's attempt: whose it is (app.lti.store)
     statement = (
         select(responses.c.attempt_id, attempts.c.display_name, responses.c.bank_id, responses.c.question_id,
                responses.c.seed, responses.c.answer, responses.c.score, responses.c.answered_at,
-               attempts.c.finished_at, attempts.c.total_score)
-        .select_from(responses.join(attempts, responses.c.attempt_id == attempts.c.id))
+               attempts.c.finished_at, attempts.c.total_score, attempts.c.max_score, attempts.c.question_ids,
+               lms_users.c.user_sub, lms_users.c.user_name)
+        .select_from(responses.join(attempts, responses.c.attempt_id == attempts.c.id)
+                     .outerjoin(lms_users, lms_users.c.attempt_id == attempts.c.id))
         .where(responses.c.bank_id == bank_id)
         .order_by(attempts.c.started_at, responses.c.attempt_id, responses.c.id)
     )

@@ -23,7 +23,6 @@ from sqlalchemy import (
     Integer,
     String,
     Table,
-    func,
     insert,
     select,
     update,
@@ -173,12 +172,15 @@ def _store(connection, bank: Bank, updates: list) -> None:
         connection.execute(insert(regrades).values(
             regraded_at=moment, bank_id=bank.id, question_id=change.question_id, attempt_id=change.attempt_id,
             old_score=change.old, new_score=change.new))
-    for attempt_id in {change.attempt_id for _, change, _ in updates}:
-        total = (select(func.coalesce(func.sum(db.responses.c.score), 0.0))
-                 .where(db.responses.c.attempt_id == attempt_id).scalar_subquery())
-        # An unfinished attempt has no total yet: it is summed from the responses when it finishes.
+    deltas: dict[str, float] = {}
+    for _, change, _ in updates:
+        deltas[change.attempt_id] = deltas.get(change.attempt_id, 0.0) + change.new - change.old
+    for attempt_id, delta in deltas.items():
+        # Each answer's change, not a new sum: the total holds only the answers to the questions the attempt had
+        # when it finished. An unfinished attempt has no total yet: it is summed when it finishes.
         connection.execute(update(db.attempts).where(db.attempts.c.id == attempt_id,
-                                                     db.attempts.c.finished_at.is_not(None)).values(total_score=total))
+                                                     db.attempts.c.finished_at.is_not(None))
+                           .values(total_score=db.attempts.c.total_score + delta))
 
 
 def format_score(value: float) -> str:

@@ -95,10 +95,11 @@ class BankReport:
 
 def bank_summaries(engine: Engine, banks: Iterable[Bank]) -> list[BankSummary]:
     # Scores are those of whole-bank attempts: a missed-only retake is a different, shorter test.
-    finished = attempts.c.finished_at.is_not(None) & attempts.c.question_ids.is_(None)
+    whole = attempts.c.question_ids.is_(None)
+    finished = attempts.c.finished_at.is_not(None) & whole
     fraction = case((finished & (attempts.c.max_score > 0), attempts.c.total_score / attempts.c.max_score))
-    statement = (select(attempts.c.bank_id, func.count(), func.count(attempts.c.finished_at), func.avg(fraction))
-                 .group_by(attempts.c.bank_id))
+    statement = (select(attempts.c.bank_id, func.count(case((whole, 1))), func.count(case((finished, 1))),
+                        func.avg(fraction)).group_by(attempts.c.bank_id))
     with engine.connect() as connection:
         rows = {r[0]: r for r in connection.execute(statement)}
     summaries = []
@@ -216,15 +217,9 @@ def value_label(value: Any) -> str:
 
 
 def cell_label(question: Question, cell: Any) -> str:
-    """A picked cell of a cells question: its row and column labels where the grid names them, else its indices."""
-    rows, cols = question.grid.rows, question.grid.cols
+    """A picked cell of a cells question, "query → key" by the grid's labels (see Grid.names)."""
     if isinstance(cell, list) and len(cell) == 2 and all(isinstance(i, int) for i in cell):
-        r, c = cell
-        if isinstance(rows, list) and isinstance(cols, list) and r < len(rows) and c < len(cols):
-            def name(labels: list, i: int) -> str:  # "the (5)": a sentence may hold a word twice
-                return f"{labels[i]} ({i + 1})" if labels.count(labels[i]) > 1 else str(labels[i])
-            return f"{name(rows, r)} → {name(cols, c)}"
-        return f"row {r + 1}, column {c + 1}"
+        return " → ".join(question.grid.names(*cell))
     return json.dumps(cell)
 
 
@@ -240,10 +235,11 @@ def answer_breakdown(question: Question, given: Sequence[Response]) -> tuple[lis
         shown, other = stats.most_common(labels, NUMERIC_TOP)
         return [AnswerRow(str(label), None, full_credit[label], count) for label, count in shown], other
     if question.type == "cells":  # every picked cell counts, like the options of a multi-select
-        key = question.answer if isinstance(question.answer, list) else []  # a parameterised key varies
         picks = [cell_label(question, cell) for r in given if isinstance(r.answer, list) for cell in r.answer]
         shown, other = stats.most_common(picks, NUMERIC_TOP)
-        correct = {cell_label(question, cell) for cell in key}
+        if not isinstance(question.answer, list):  # a parameterised key varies with the variant: not one answer
+            return [AnswerRow(str(label), None, None, count) for label, count in shown], other
+        correct = {cell_label(question, cell) for cell in question.answer}
         return [AnswerRow(str(label), None, label in correct, count) for label, count in shown], other
     counts, other = stats.pick_counts([selected_ids(r.answer) for r in given], [o.id for o in question.options])
     rows = [AnswerRow(o.id, o.text, bool(o.correct), counts[o.id]) for o in question.options]
@@ -322,18 +318,17 @@ def bank_report(engine: Engine, bank: Bank) -> BankReport:
     attempt_rows = load_attempts(engine, bank.id)
     fractions = finished_fractions(attempt_rows)
     bins = stats.histogram(fractions, HISTOGRAM_BINS)
-    finished_ids = {r.id for r in attempt_rows if r.finished_at is not None}
-    # Discrimination compares a question with the rest of the quiz: only whole-bank attempts have that rest.
-    whole_finished = {r.id for r in attempt_rows if r.finished_at is not None and r.question_ids is None}
+    # Counts, scores and discrimination are of whole-bank attempts: a missed-only retake is a different, shorter
+    # test (its answers count in each question's own numbers).
+    whole = [r for r in attempt_rows if r.question_ids is None]
+    # Each finished attempt's total as stored (what the grade book holds: its questions when it finished).
+    totals = {r.id: float(r.total_score or 0.0) for r in whole if r.finished_at is not None}
+    whole_finished = set(totals)
     try_counts = load_try_counts(engine, bank.id)
 
-    all_responses = load_responses(engine, bank.id)
     by_question: dict[str, list[Response]] = defaultdict(list)
-    totals: dict[str, float] = defaultdict(float)  # each finished attempt's total over its stored scores
-    for response in all_responses:
+    for response in load_responses(engine, bank.id):
         by_question[response.question_id].append(response)
-        if response.attempt_id in whole_finished:
-            totals[response.attempt_id] += response.score
 
     reports = []
     for number, question in enumerate(bank.questions, start=1):
@@ -356,7 +351,7 @@ def bank_report(engine: Engine, bank: Bank) -> BankReport:
             misconceptions=misconception_rows(question, counted.misconceptions),
             by_value=facility_by_value(question, given)))
 
-    return BankReport(bank=bank, started=len(attempt_rows), finished=len(finished_ids),
+    return BankReport(bank=bank, started=len(whole), finished=len(whole_finished),
                       mean_fraction=stats.mean(fractions),
                       missed_only=sum(1 for r in attempt_rows if r.question_ids is not None), bins=bins,
                       histogram=histogram_chart(fractions, bins), questions=reports)

@@ -107,7 +107,8 @@ def upper_lower_difference(item_scores: Sequence[float], totals: Sequence[float]
                            fraction: float = UPPER_LOWER_FRACTION, min_n: int = MIN_ATTEMPTS) -> Estimate:
     """Kelley's D: mean item score of the top `fraction` of students by total minus that of the bottom.
 
-    Students tied on the total at a group boundary are taken in their given order.
+    Students tied on the total at a group's boundary share its places left equally (each counts with the same
+    weight), so D does not depend on the order the attempts were made in.
     """
     if len(item_scores) != len(totals):
         raise ValueError("item_scores and totals must have one entry per attempt")
@@ -117,10 +118,16 @@ def upper_lower_difference(item_scores: Sequence[float], totals: Sequence[float]
     if max(item_scores) - min(item_scores) <= 1e-12:
         return Estimate(None, "every finished attempt got the same score on it, so it cannot separate students")
     g = group_size(n, fraction)
-    order = sorted(range(n), key=lambda i: -totals[i])  # stable: ties keep their given order
-    upper = [item_scores[i] for i in order[:g]]
-    lower = [item_scores[i] for i in order[-g:]]
-    return Estimate(math.fsum(upper) / g - math.fsum(lower) / g)
+    rounded = [round(total, 6) for total in totals]  # 0.1 + 0.2 ties with 0.3
+    return Estimate(_group_mean(item_scores, rounded, g) - _group_mean(item_scores, [-t for t in rounded], g))
+
+
+def _group_mean(item_scores: Sequence[float], totals: Sequence[float], g: int) -> float:
+    """The mean item score of the g students with the highest totals, ties at the boundary sharing its places."""
+    boundary = sorted(totals, reverse=True)[g - 1]
+    inside = [score for score, total in zip(item_scores, totals) if total > boundary]
+    tied = [score for score, total in zip(item_scores, totals) if total == boundary]
+    return (math.fsum(inside) + (g - len(inside)) * math.fsum(tied) / len(tied)) / g
 
 
 def histogram(fractions: Sequence[float], bins: int = 10) -> list[Bin]:

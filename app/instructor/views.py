@@ -14,6 +14,7 @@ from flask_limiter.util import get_remote_address
 
 from ..bank import banks
 from ..errors import AppError, NotFound
+from ..web import progress
 from ..web.limits import limiter
 from . import auth, export, report
 from .charts import CountChart, render_png
@@ -86,12 +87,16 @@ def logout():
 def dashboard():
     registry = banks()
     listed = sorted(registry.banks.values(), key=lambda b: b.title.lower())
+    for each in listed:
+        progress.close_overdue(each)  # a timed attempt its student left counts as finished once its time is up
     return render_template("instructor/dashboard.html", summaries=report.bank_summaries(_engine(), listed))
 
 
 @bp.get("/banks/<bank_id>")
 def bank(bank_id: str):
-    return render_template("instructor/bank.html", report=report.bank_report(_engine(), banks().get(bank_id)),
+    bank_ = banks().get(bank_id)
+    progress.close_overdue(bank_)
+    return render_template("instructor/bank.html", report=report.bank_report(_engine(), bank_),
                            min_attempts=report.stats.MIN_ATTEMPTS)
 
 
@@ -115,6 +120,7 @@ def question_png(bank_id: str, question_id: str):
 @bp.get("/banks/<bank_id>/responses.csv")
 def responses_csv(bank_id: str):
     bank_ = banks().get(bank_id)
+    progress.close_overdue(bank_)
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     chunks = export.csv_chunks(export.response_rows(_engine(), bank_.id))
     response = Response(stream_with_context(chunks), mimetype="text/csv")

@@ -96,8 +96,14 @@ def retire_keys() -> None:
 @lti_group.command("send-grades")
 @click.option("--limit", default=500, show_default=True, help="At most this many queued grades")
 def send_grades(limit) -> None:
-    """Send the queued grades whose retry time has come (run it from cron, e.g. every 5 minutes)."""
+    """Close the attempts whose time limit has ended, then send the queued grades whose retry time has come (run
+    it from cron, e.g. every 5 minutes)."""
+    from ..bank import banks
+    from ..web import progress
     from .grades import send_due  # pylti1p3 and requests, for this command only (see app.lti)
 
+    closed = sum(progress.close_overdue(bank) for bank in banks().banks.values())
+    if closed:
+        click.echo(f"closed {closed} attempt(s) whose time limit had ended")
     sent, failed = send_due(limit=limit)
     click.echo(f"sent {sent} grade(s), {failed} failed and stay queued")

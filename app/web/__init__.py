@@ -10,6 +10,7 @@ from flask_wtf.csrf import CSRFProtect
 
 from .. import db
 from ..markup import render_inline, render_markdown
+from . import formats
 from .limits import TooManyRenders, limiter
 
 csrf = CSRFProtect()
@@ -88,4 +89,5 @@ def init_app(app: Flask) -> None:
     csrf.exempt(_healthz)
     app.jinja_env.filters["markdown"] = render_markdown
     app.jinja_env.filters["markdown_inline"] = render_inline
+    app.jinja_env.filters.update(score=formats.score, percent=formats.percent, number=formats.number)
     app.jinja_env.globals["narrow_media"] = visual_views.NARROW_MEDIA

@@ -40,25 +40,32 @@ def public_question(question: Question, seed: int = 0) -> dict:
         "tags": list(question.tags),
         "scoring": question.scoring,
         "unit": question.unit,
-        "visual": question.visual.model_dump() if question.visual else None,
         **({"shape": list(question.shape)} if question.type == "matrix" else {}),  # the rows and columns to send
         **({"grid": {"rows": question.grid.rows, "cols": question.grid.cols}} if question.type == "cells" else {}),
     }
 
 
-def grade_json(result: Grade) -> dict:
-    """A grade as the API sends it, its Markdown rendered to HTML."""
+def grade_json(result: Grade, question: Question) -> dict:
+    """A grade as the API sends it, its Markdown rendered to HTML, with the question's visual (kind and params for
+    /plots/<kind>.png), which like the key is shown only once the answer is: a prediction's figure is its answer.
+    `key_changed`: the score is the one recorded, and the key has been changed since (`correct` follows the key
+    as it is now)."""
     return {
-        "correct": result.correct, "score": result.score, "answer": result.answer,
+        "correct": result.correct, "score": result.score, "key_changed": result.key_changed, "answer": result.answer,
         "correct_answer": result.correct_answer,
         "feedback": [{"option": o.option_id, "selected": o.selected, "correct": o.correct,
                       "feedback_html": (str(render_inline(o.feedback)) or None) if o.feedback else None}
                      for o in result.options],
         "explanation_html": str(render_markdown(result.explanation)),
-        "misconception": {"id": result.misconception.id,
-                          "feedback_html": str(render_markdown(result.misconception.feedback))}
-        if result.misconception else None,
+        "misconception": _misconception_json(result),
+        "visual": question.visual.model_dump() if question.visual else None,
     }
+
+
+def _misconception_json(result: Grade) -> dict | None:
+    if result.misconception is None:
+        return None
+    return {"id": result.misconception.id, "feedback_html": str(render_markdown(result.misconception.feedback))}
 
 
 @bp.get("/banks")
@@ -116,7 +123,7 @@ def grade_answer(bank_id: str, question_id: str):
                          f"/api/banks/{bank.id}/attempts/<attempt>/questions/<question>/answer.")
     body = _json_body({"answer": True, "seed": False}, '{"answer": ...} and an optional "seed"')
     question = instantiate(question, parse_seed(body.get("seed")))
-    return jsonify(grade_json(grade(question, parse_answer(question, body["answer"]))))
+    return jsonify(grade_json(grade(question, parse_answer(question, body["answer"])), question))
 
 
 # --- attempts: how a graded bank is answered (any bank may be) ----------------------------------------------
@@ -133,17 +140,18 @@ def _attempt(bank: Bank, attempt_id: str) -> progress.Attempt:
 
 
 def hint_json(result: Grade) -> dict:
-    """What a wrong try shows under try_again: the feedback of what was chosen (or the misconception matched),
-    never the key or the explanation."""
+    """What a wrong try shows under try_again: the feedback of the wrong options chosen (or the misconception
+    matched), never the key, the explanation, or which of the chosen options are right."""
     return {"feedback": [{"option": o.option_id, "feedback_html": str(render_inline(o.feedback))}
-                         for o in result.options if o.selected and o.feedback],
-            "misconception": grade_json(result)["misconception"]}
+                         for o in result.options if o.selected and not o.correct and o.feedback],
+            "misconception": _misconception_json(result)}
 
 
 def attempt_json(attempt: progress.Attempt) -> dict:
     bank = attempt.bank
     revealed_all = bank.feedback != "deferred" or attempt.finished
     results = attempt.results()
+    scores = attempt.scores()
     questions = []
     for template in attempt.questions:
         shown = public_question(template, attempt.seed)
@@ -152,10 +160,11 @@ def attempt_json(attempt: progress.Attempt) -> dict:
         shown["options"].sort(key=lambda option: order.index(option["id"]))
         result = results.get(template.id)
         questions.append({**shown, "tries_used": attempt.tries_used(template), "closed": attempt.closed(template),
-                          "result": grade_json(result) if result and attempt.reveals(template) else None})
+                          "result": grade_json(result, attempt.variant(template))
+                          if result and attempt.reveals(template) else None})
     return {"attempt": attempt.id, "bank": bank.id, "mode": bank.mode, "feedback": bank.feedback,
             "tries": progress.tries_allowed(bank), "missed_only": attempt.missed_only, "finished": attempt.finished,
-            "score": sum(r.score for r in results.values()) if revealed_all else None,
+            "score": sum(scores.values()) if revealed_all else None,
             "max_score": len(attempt.questions),
             "deadline": attempt.deadline.isoformat() if attempt.deadline else None,
             "opens": bank.opens.isoformat() if bank.opens else None,
@@ -212,5 +221,5 @@ def answer_in_attempt(bank_id: str, attempt_id: str, question_id: str):
         "tries_left": 0 if outcome.final else allowed - outcome.number,
         "verdict": None if hidden else outcome.grade.verdict,
         "hint": None if outcome.final else hint_json(outcome.grade),
-        "grade": grade_json(result) if result is not None else None,
+        "grade": grade_json(result, attempt.variant(question)) if result is not None else None,
     })

@@ -63,6 +63,14 @@ class NoAttemptsLeft(AppError):
     title = "No attempts left"
 
 
+class AttemptFinished(AppError):
+    """An answer to a question a finished attempt left open (the bank gained it since, or time ran out): refused,
+    since the attempt's score is recorded (and may be in an LMS's grade book)."""
+
+    status = 409
+    title = "Attempt finished"
+
+
 class AlreadyTried(AppError):
     """This try number is already stored (a double submit, another tab): the first one stands."""
 
@@ -178,8 +186,25 @@ class Attempt:
         tried = self.tries(question)
         if not tried or tried[-1].number != self.tries_used(question):
             return None  # the bank changed since: the final answer no longer fits the question
-        return dataclasses.replace(tried[-1].grade, score=penalised(self.bank, {t.number: t.recorded for t in tried}),
+        return dataclasses.replace(tried[-1].grade, score=self.recorded(question),
                                    graded=penalised(self.bank, {t.number: t.grade.score for t in tried}))
+
+    def recorded(self, question: Question) -> float | None:
+        """A closed question's score as stored (the penalty schedule over its tries' stored scores: what the report
+        and an LMS hold), also when the bank has changed so that its answer no longer fits; None while it is open."""
+        if not self.closed(question):
+            return None
+        return penalised(self.bank, {t.number: t.score for t in self._stored.get(question.id, [])})
+
+    def best_try(self, question: Question) -> int:
+        """The number of the try whose stored score, after its penalty, is the question's score (the first of
+        equals); the pages show the last try's answer, and say so when this one differs."""
+        stored = self._stored.get(question.id, [])
+        return max(stored, key=lambda t: (t.score * factor(self.bank, t.number), -t.number)).number if stored else 0
+
+    def scores(self) -> dict[str, float]:
+        """Each closed question's recorded score: the attempt's total is their sum."""
+        return {q.id: self.recorded(q) for q in self.questions if self.closed(q)}
 
     def reveals(self, question: Question) -> bool:
         """Whether the key, the explanation and the visual of a closed question may be shown now."""
@@ -193,9 +218,12 @@ class Attempt:
         return {question_id: result for question_id, result in found.items() if result is not None}
 
     def missed(self) -> list[Question]:
-        """The questions answered wrongly or partly, in the attempt's order."""
-        found = self.results()
-        return [q for q in self.questions if q.id in found and not found[q.id].correct]
+        """The questions to practise again, in the attempt's order: those answered wrongly or partly (a recorded
+        score below 1, and not right under the key as it is now), and those a finished attempt left unanswered."""
+        found, scores = self.results(), self.scores()
+        return [q for q in self.questions
+                if (q.id in scores and scores[q.id] < 1 and not (q.id in found and found[q.id].correct))
+                or (q.id not in scores and self.finished)]
 
 
 @dataclass(frozen=True)
@@ -214,6 +242,7 @@ def submit(attempt: Attempt, question: Question, answer: Answer, try_number: int
     bank, allowed = attempt.bank, tries_allowed(attempt.bank)
     check_open(bank)
     check_time(attempt)
+    check_not_finished(attempt)
     if attempt.closed(question):
         raise NoTriesLeft(f"This question is finished: {_closed_reason(attempt, question)}. Nothing was stored.")
     number = attempt.tries_used(question) + 1
@@ -230,7 +259,7 @@ def submit(attempt: Attempt, question: Question, answer: Answer, try_number: int
     _forget()
     stored = db.record_try(attempt.id, bank.id, question.id, number, answer, result.score, final=final,
                            final_score=final_score, seed=attempt.seed, misconception=misconception,
-                           question_count=len(attempt.questions))
+                           question_ids=[q.id for q in attempt.questions])
     if not stored:  # another tab or server stored this try number first
         raise AlreadyTried(f"Try {number} at this question was already stored; the first one stands.")
     if stored.finished:
@@ -321,9 +350,22 @@ def close_if_over(attempt: Attempt) -> bool:
         return False
     if not attempt.finished:
         _forget()
-        if db.finish_attempt(attempt.id, len(attempt.questions)):
+        if db.finish_attempt(attempt.id, [q.id for q in attempt.questions]):
             on_attempt_finished(attempt.id)  # an LMS launch's attempt: its grade goes to the LMS's grade book
     return True
+
+
+def close_overdue(bank: Bank, limit: int = 500) -> int:
+    """Close the attempts at `bank` whose time limit ended while nobody had them open (a student ran out of time
+    and left), so the report counts them and an LMS's grade book gets their grades; the number closed. The
+    instructor's pages call it before they read, and so does the cron job `flask lti send-grades`."""
+    started_before = db.now() - timedelta(seconds=bank.time_limit) if bank.time_limit is not None else None
+    closed = 0
+    for attempt_id in db.timed_open_attempts(bank.id, started_before, limit):
+        attempt = load(bank, attempt_id)
+        if attempt is not None and close_if_over(attempt):
+            closed += 1
+    return closed
 
 
 def check_time(attempt: Attempt) -> None:
@@ -332,6 +374,14 @@ def check_time(attempt: Attempt) -> None:
         raise TimeUp(f"The time limit of {duration(attempt.bank.time_limit)} ended at {when(attempt.deadline)}. "
                      "The attempt is closed with the answers given before then, and no answer after it is stored; "
                      "your results are on the quiz's page.")
+
+
+def check_not_finished(attempt: Attempt) -> None:
+    """AttemptFinished once the attempt is finished: its score is recorded, and no answer changes it."""
+    if attempt.finished:
+        raise AttemptFinished("This attempt is finished and its score is recorded, so no answer can be added to it; "
+                              "nothing was stored. Your results are on the quiz's page, and a retake starts a new "
+                              "attempt.")
 
 
 # --- attempts by id (the JSON API) and the session's own ------------------------------------------------
@@ -392,6 +442,8 @@ def start(bank: Bank, display_name: str | None = None, questions: list[Question]
           owner=None, practice: bool = False) -> Attempt:
     """A new attempt that becomes the session's attempt at `bank` (the old one stays in the database); an `owner`'s
     (an LMS user's) is the session's course attempt too. `practice`: see create."""
+    if display_name is None:
+        display_name = chosen_name(bank)
     attempt = create(bank, display_name, questions, owner, practice)  # read once, and kept for this request
     _remember(bank, attempt.id, in_course=owner is not None)
     return attempt
@@ -423,12 +475,19 @@ def ensure(bank: Bank) -> Attempt:
 
 
 def set_name(bank: Bank, name: str | None) -> None:
+    """The student's name for the instructor: on the session's attempt, and kept in the session for each attempt it
+    starts at `bank` (so that saving a name starts no attempt, nor its time limit, and a retake keeps it)."""
+    names = {key: value for key, value in session_map("names", str).items() if key != bank.id}
+    session["names"] = {**names, bank.id: name} if name else names
     attempt = current(bank)
-    if attempt is None:
-        start(bank, display_name=name)
-    else:
+    if attempt is not None:
         _forget()
         db.set_display_name(attempt.id, name)
+
+
+def chosen_name(bank: Bank) -> str | None:
+    """The name the student saved for `bank` in this session, if any."""
+    return session_map("names", str).get(bank.id)
 
 
 def reset(bank: Bank) -> None:
@@ -447,13 +506,14 @@ def preview(question: Question) -> Question:
     return question.model_copy(update={"prompt": PLACEHOLDER.sub("…", question.prompt)})
 
 
-def tag_scores(questions: list[Question], results: dict[str, Grade]) -> list[tuple[str, float, int]]:
-    """(tag, points earned, questions) for each tag of `questions`, in order of first use; unanswered count 0."""
+def tag_scores(questions: list[Question], scores: dict[str, float]) -> list[tuple[str, float, int]]:
+    """(tag, points earned, questions) for each tag of `questions` from each closed question's recorded score
+    (Attempt.scores), in order of first use; unanswered count 0."""
     earned: dict[str, float] = {}
     counts: dict[str, int] = {}
     for question in questions:
         for tag in question.tags:
-            earned[tag] = earned.get(tag, 0.0) + (results[question.id].score if question.id in results else 0.0)
+            earned[tag] = earned.get(tag, 0.0) + scores.get(question.id, 0.0)
             counts[tag] = counts.get(tag, 0) + 1
     return [(tag, round(earned[tag], 6), counts[tag]) for tag in earned]
 

@@ -6,21 +6,16 @@ Every page works without JavaScript; answers are POSTed and then redirected (POS
 
 from __future__ import annotations
 
-from flask import Blueprint, current_app, redirect, render_template, request, url_for
+from flask import Blueprint, current_app, flash, redirect, render_template, request, url_for
 
 from ..bank import banks
-from ..errors import AppError, BadInput
+from ..errors import BadInput
 from ..grading import parse_form_answer
 from . import progress
 from .limits import limiter
 from .visual_views import visual_view
 
 bp = Blueprint("quiz", __name__)
-
-
-class QuestionChanged(AppError):
-    status = 409
-    title = "Question changed"
 
 
 @bp.get("/")
@@ -46,7 +41,7 @@ def start(bank_id: str):
     next_question = next((q for q in listed if q.id not in answered), None)
     questions = [attempt.variant(q) if attempt else progress.preview(q) for q in listed]
     return render_template("quiz/start.html", bank=bank, questions=questions, answered=answered,
-                           next_question=next_question, display_name=attempt.row.display_name if attempt else None,
+                           next_question=next_question, display_name=attempt.row.display_name if attempt else progress.chosen_name(bank),
                            max_name=progress.MAX_DISPLAY_NAME, window_note=progress.window_note(bank),
                            is_open=_is_open(bank), attempts_note=progress.attempts_note(bank),
                            time_over=attempt is not None and attempt.time_over(),
@@ -109,6 +104,7 @@ def question(bank_id: str, question_id: str):
     if attempt.closed(item):
         return redirect(url_for(".answer", bank_id=bank.id, question_id=item.id), 303)
     progress.check_time(attempt)
+    progress.check_not_finished(attempt)  # a question the bank gained after the attempt finished
     return _question_page(attempt, item)
 
 
@@ -134,8 +130,10 @@ def submit(bank_id: str, question_id: str):
         raise BadInput(f"This question allows {allowed} {'tries' if allowed > 1 else 'try'}; try {try_number} "
                        "was not stored.")
     if attempt.closed(item):  # a double submit or a resubmit after "back" keeps the first answer
+        flash("This question was already answered, so the answer just sent was not stored: the first one stands.")
         return to_answer
     progress.check_time(attempt)  # before the answer is read: a late answer is refused whatever it says
+    progress.check_not_finished(attempt)
     try:
         answer = parse_form_answer(attempt.variant(item), request.form.getlist("answer"))
     except BadInput as error:
@@ -143,6 +141,8 @@ def submit(bank_id: str, question_id: str):
     try:
         final = progress.submit(attempt, item, answer, try_number).final
     except (progress.AlreadyTried, progress.NoTriesLeft):  # another tab stored this try first
+        flash(f"Try {try_number or attempt.tries_used(item) + 1} at this question was already stored from another "
+              "page, so the answer just sent was not recorded. This is where the question stands now.")
         final = progress.current(bank).closed(item)
     return to_answer if final else redirect(url_for(".question", bank_id=bank.id, question_id=item.id), 303)
 
@@ -157,16 +157,16 @@ def answer(bank_id: str, question_id: str):
     if not attempt.reveals(item):  # deferred: the answer is stored, and everything waits for the review
         return render_template("quiz/answer.html", **context, grade=None, visual=None, tries_used=None)
     result = attempt.result(item)
-    if result is None:
-        raise QuestionChanged("This question was changed after you answered it, so your answer cannot be shown "
-                              "against it; it is kept for your instructor. Go on with the next question.")
+    if result is None:  # the question was changed since: the answer no longer fits it, and its score stands
+        return render_template("quiz/answer.html", **context, grade=None, visual=None, tries_used=None,
+                               changed_score=attempt.recorded(item))
     visual = None
     concrete = context["question"]
     if concrete.visual is not None:
         visual = visual_view(concrete.visual.kind, concrete.visual.params, request.args.to_dict(flat=False),
                              concrete.learn, concrete.type, answer=result.answer, key=result.correct_answer)
     page = render_template("quiz/answer.html", **context, grade=result, visual=visual,
-                           tries_used=attempt.tries_used(item))
+                           tries_used=attempt.tries_used(item), best_try=attempt.best_try(item))
     if visual is None:
         return page
     return page, visual.status, {"Retry-After": str(visual.retry_after)} if visual.retry_after else {}
@@ -180,14 +180,16 @@ def summary(bank_id: str):
         attempt = progress.current(bank)  # as closed now: its results may be shown
     listed = attempt.questions if attempt else bank.questions
     results = attempt.results() if attempt else {}
+    scores = attempt.scores() if attempt else {}
     revealed = attempt is None or bank.feedback != "deferred" or attempt.finished
     closed = attempt.closed_ids() if attempt else set()
     return render_template(
         "quiz/summary.html", bank=bank, attempt=attempt, revealed=revealed, closed=closed,
         questions=[attempt.variant(q) if attempt else progress.preview(q) for q in listed],
-        grades=results if revealed else {}, total=sum(g.score for g in results.values()), max_score=len(listed),
-        tags=progress.tag_scores(listed, results) if revealed else [],
+        grades=results if revealed else {}, scores=scores if revealed else {}, total=sum(scores.values()),
+        max_score=len(listed), tags=progress.tag_scores(listed, scores) if revealed else [],
         tries_used={q.id: attempt.tries_used(q) for q in listed} if attempt else {},
+        best_tries={q.id: attempt.best_try(q) for q in listed} if attempt else {},
         missed=attempt.missed() if attempt and revealed else [],
         course_attempt=progress.course_attempt(bank))
 
@@ -208,7 +210,8 @@ def retake(bank_id: str):
 
 @bp.post("/quiz/<bank_id>/retake-missed")
 def retake_missed(bank_id: str):
-    """A new attempt with only the questions the reviewed attempt got wrong or partly right."""
+    """A new attempt with only the questions the reviewed attempt got wrong or partly right (and, once it is
+    finished, those it left unanswered)."""
     bank = banks().get(bank_id)
     attempt = progress.current(bank)
     if attempt is None or request.form.get("attempt") != attempt.id:
@@ -219,6 +222,9 @@ def retake_missed(bank_id: str):
                        "finish the quiz first.")
     missed = attempt.missed()
     if not missed:
+        if not attempt.closed_ids():
+            raise BadInput("There is nothing to retry yet: no question of this attempt is answered. Answer some "
+                           "first, or open a question from the quiz's page.")
         raise BadInput("There is nothing to retry: every answered question of this attempt was right.")
     fresh = progress.start(bank, display_name=attempt.row.display_name, questions=missed,
                            practice=progress.course_attempt(bank) is not None)

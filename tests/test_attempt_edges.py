@@ -1,0 +1,208 @@
+"""What a student is told at an attempt's edges: a bank edited while the attempt is under way (a question removed,
+added, changed, or its key fixed), a time limit that ran out, a second tab, the best of several tries, and the
+numbers and hints the pages write. Each case once made the pages contradict the stored score or give a hint away."""
+
+from __future__ import annotations
+
+import pytest
+
+from app import create_app
+from app.web.formats import number, percent, score
+from test_feedback_modes import (BANK, MODES_BANK, TRY_AGAIN, main, make_app, post_again, send, stored_responses,
+                                 stored_tries)
+
+
+def reopen(tmp_path, client, bank_text: str):
+    """The bank file rewritten and the app started again on it (as a deploy would), the student's cookie kept."""
+    folder = tmp_path / "quizzes"
+    (folder / f"{BANK}.yaml").write_text(bank_text)
+    app = create_app({"TESTING": True, "SECRET_KEY": "test-secret-key", "QUIZ_DIR": str(folder),
+                      "DATABASE_URL": f"sqlite:///{tmp_path / 'modes.sqlite3'}"})  # as make_app, the file kept
+    again = app.test_client()
+    again.set_cookie("session", client.get_cookie("session").value)
+    return app, again
+
+
+def attempt_id(client, bank_id: str) -> str:
+    with client.session_transaction() as session:
+        return session["attempts"][bank_id]
+
+
+def attempt_row(app, client):
+    from sqlalchemy import select
+
+    from app import db
+
+    with app.extensions["db_engine"].connect() as connection:
+        return connection.execute(select(db.attempts).where(db.attempts.c.id == attempt_id(client, BANK))).one()
+
+
+def without(question_id: str, text: str) -> str:
+    """The bank text without one question (each starts with '  - id:')."""
+    head, *questions = text.split("  - id: ")
+    return head + "".join("  - id: " + q for q in questions if not q.startswith(question_id + "\n"))
+
+
+BANK_TEXT = MODES_BANK.format(header="")
+
+
+def test_a_question_removed_mid_attempt_neither_finishes_it_early_nor_counts_in_its_total(tmp_path):
+    app = make_app(tmp_path)
+    student = app.test_client()
+    assert send(student, "heads", "a").status_code == 303  # 1 point, then the question is taken out
+    app, student = reopen(tmp_path, student, without("heads", BANK_TEXT))
+    assert send(student, "projections", ["q", "k"]).status_code == 303
+    assert attempt_row(app, student).finished_at is None  # 1 of its 2 questions answered, not 2 of 2
+    assert send(student, "scale", "8").status_code == 303
+    row = attempt_row(app, student)
+    assert row.finished_at is not None and (row.total_score, row.max_score) == (2.0, 2)
+    assert "You scored <strong>2</strong> out of 2 (100%)" in main(student.get(f"/quiz/{BANK}/summary"))
+
+
+def test_a_finished_attempt_takes_no_answer_to_a_question_added_since(tmp_path):
+    app = make_app(tmp_path)
+    student = app.test_client()
+    for question_id, value in (("heads", "a"), ("projections", ["q", "k"]), ("scale", "8")):
+        assert send(student, question_id, value).status_code == 303
+    added = BANK_TEXT + """\
+  - id: extra
+    type: numeric
+    prompt: How many heads?
+    answer: 4
+    explanation: Four.
+"""
+    app, student = reopen(tmp_path, student, added)
+    page = student.get(f"/quiz/{BANK}/extra")
+    assert page.status_code == 409 and "This attempt is finished and its score is recorded" in main(page)
+    late = post_again(student, "extra", "4", 1)
+    assert late.status_code == 409 and "nothing was stored" in main(late)
+    assert len(stored_responses(app)) == 3 and (attempt_row(app, student).total_score,
+                                                attempt_row(app, student).max_score) == (3.0, 3)
+    review = main(student.get(f"/quiz/{BANK}/summary"))
+    assert "1 question was not answered before the attempt closed; it counts as 0." in review
+
+
+def test_a_key_fixed_after_an_answer_keeps_its_score_says_so_and_offers_no_retry(tmp_path):
+    app = make_app(tmp_path)
+    student = app.test_client()
+    assert send(student, "heads", "a").status_code == 303  # right under the key as it was
+    app, student = reopen(tmp_path, student, BANK_TEXT.replace('text: "32", correct: true', 'text: "32"')
+                          .replace('text: "64", feedback', 'text: "64", correct: true, feedback'))
+    review = main(student.get(f"/quiz/{BANK}/summary"))
+    assert '<span class="review-score">1 / 1</span>' in review
+    assert "The question's key has been changed since" in review
+    assert "I missed" not in review  # a full score is nothing to retry
+    shown = student.get(f"/api/banks/{BANK}/attempts/{attempt_id(student, BANK)}").get_json()
+    result = shown["questions"][0]["result"]
+    assert (result["score"], result["correct"], result["key_changed"], shown["score"]) == (1.0, False, True, 1.0)
+
+
+def test_a_question_changed_so_that_the_answer_no_longer_fits_keeps_its_score_and_the_way_on(tmp_path):
+    app = make_app(tmp_path)
+    student = app.test_client()
+    assert send(student, "heads", "b").status_code == 303  # 0 points, then option b is renamed
+    app, student = reopen(tmp_path, student, BANK_TEXT.replace("{id: b,", "{id: b2,"))
+    page = student.get(f"/quiz/{BANK}/heads/answer")
+    assert page.status_code == 200
+    text = main(page)
+    assert "Question changed" in text and "its score (0 / 1) are kept for your instructor" in text
+    assert f'href="/quiz/{BANK}/projections">Next question</a>' in text
+    review = main(student.get(f"/quiz/{BANK}/summary"))
+    assert "2 questions not answered yet; they count as 0." in review  # not 3: the changed one was answered
+    assert "changed after you answered it" in review
+
+
+def test_a_closed_attempt_says_what_was_left_unanswered_and_offers_it_with_the_missed(tmp_path):
+    app = make_app(tmp_path, "time_limit: 20m")
+    student = app.test_client()
+    assert send(student, "heads", "b").status_code == 303  # wrong; then the time runs out
+    from datetime import timedelta
+
+    from sqlalchemy import update
+
+    from app import db
+
+    row = attempt_row(app, student)
+    with app.extensions["db_engine"].begin() as connection:
+        connection.execute(update(db.attempts).where(db.attempts.c.id == row.id)
+                           .values(started_at=row.started_at - timedelta(minutes=21)))
+    review = main(student.get(f"/quiz/{BANK}/summary"))
+    assert "2 questions were not answered before the attempt closed; they count as 0." in review
+    assert "Try the 3 I missed" in review
+
+
+def test_another_tabs_stored_try_and_a_resubmit_each_say_the_answer_was_not_stored(tmp_path):
+    app = make_app(tmp_path, TRY_AGAIN)
+    first, second = app.test_client(), app.test_client()
+    assert send(first, "heads", "b").status_code == 303
+    second.set_cookie("session", first.get_cookie("session").value)
+    stale = post_again(second, "heads", "a", 1)  # a tab still showing try 1
+    assert stale.status_code == 303
+    page = main(second.get(stale.location))
+    assert "Try 1 at this question was already stored from another page" in page and "Try 2 of 3" in page
+    assert [t.try_number for t in stored_tries(app)] == [1]
+    immediate = make_app(tmp_path / "immediate")
+    student = immediate.test_client()
+    assert send(student, "heads", "b").status_code == 303
+    again = post_again(student, "heads", "a", 1)
+    assert "This question was already answered, so the answer just sent was not stored" in main(
+        student.get(again.location))
+
+
+def test_the_best_try_is_named_when_the_page_shows_a_later_one(tmp_path):
+    app = make_app(tmp_path, TRY_AGAIN)
+    student = app.test_client()
+    for values in (["q"], ["e"], ["k", "e"]):  # 0.5 on try 1; 0 and 0 after the penalty
+        send(student, "projections", values)
+    page = main(student.get(f"/quiz/{BANK}/projections/answer"))
+    assert "Score: 0.5 / 1" in page and "the best one stands: try 1's. Below is your last try" in page
+    review = main(student.get(f"/quiz/{BANK}/summary"))
+    assert "3 tries; the score is try 1's, the answer below your last" in review
+
+
+def test_a_hint_names_the_wrong_picks_never_which_picks_are_right(tmp_path):
+    app = make_app(tmp_path, TRY_AGAIN)
+    student = app.test_client()
+    send(student, "projections", ["q", "e"])  # one right pick, one wrong (net 0): the question stays open
+    page = main(student.get(f"/quiz/{BANK}/projections"))
+    assert "Try 1: not quite.</strong> You chose:" in page and "The embeddings are the input itself." in page
+    assert "Q is X times W_Q." not in page  # the right pick's feedback would say it is right
+    hint = student.post(f"/api/banks/{BANK}/attempts/{attempt_id(student, BANK)}/questions/scale/answer",
+                        json={"answer": 64}).get_json()["hint"]
+    assert hint["misconception"]["id"] == "no-sqrt"
+    api = student.post(f"/api/banks/{BANK}/attempts/{attempt_id(student, BANK)}/questions/projections/answer",
+                       json={"answer": ["k", "e"]}).get_json()["hint"]
+    assert [f["option"] for f in api["feedback"]] == ["e"]
+
+
+def test_earlier_tries_at_a_cells_question_are_named_by_their_labels(tmp_path):
+    from conftest import answer_via_form
+    from test_cells import CELLS_BANK
+
+    folder = tmp_path / "banks"
+    folder.mkdir()
+    (folder / "cells.yaml").write_text(CELLS_BANK.replace("questions:\n", f"{TRY_AGAIN}\nquestions:\n", 1))
+    app = create_app({"TESTING": True, "SECRET_KEY": "k", "QUIZ_DIR": str(folder),
+                      "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"})
+    student = app.test_client()
+    assert answer_via_form(student, "cells", "query-on", ["0,0", "0,4"]).status_code == 303
+    page = main(student.get("/quiz/cells/query-on"))
+    # The grid's columns are "the cat sat on the mat": the second "the" is named by its position.
+    assert "You answered on → the (1); on → the (5)." in page and "[[0, 0]" not in page
+
+
+@pytest.mark.parametrize("value, text", [(8388608.0, "8388608"), (3.0100001, "3.0100001"), (-2.5, "-2.5"),
+                                         (1e-7, "1e-07"), (0.30000000000000004, "0.30000000000000004")])
+def test_a_typed_number_is_shown_as_typed(value, text):
+    assert number(value, exact=True) == text
+
+
+def test_keys_show_six_figures_and_whole_numbers_in_full():
+    assert [number(v) for v in (8388608.0, 0.30000000000000004, 2 / 3, 1e20)] == \
+        ["8388608", "0.3", "0.666667", "1e+20"]
+
+
+def test_scores_and_percentages_round_half_up():
+    assert [score(v) for v in (0.125, 2.0, 0.5, 1 / 3, 0.675)] == ["0.13", "2", "0.5", "0.33", "0.68"]
+    assert [percent(1, 8), percent(5, 8), percent(1, 3), percent(0, 0)] == ["13", "63", "33", "0"]
+    assert percent(2.5, 4) == "63"
