@@ -21,10 +21,11 @@ class AppError(Exception):
     title = "Bad request"
     retry_after: int | None = None  # seconds, sent as Retry-After when trying again later may work
 
-    def __init__(self, message: str, link: tuple[str, str] | None = None):
+    def __init__(self, message: str, link: tuple[str, str] | None = None, fields: dict[str, str] | None = None):
         super().__init__(message)
         self.message = message
         self.link = link  # (words, URL): where to go instead, shown on the page before "Back to the quizzes"
+        self.fields = fields or {}  # JSON: each parameter the message is about, and its sentence (to mark it)
 
 
 class BadInput(AppError):
@@ -56,15 +57,17 @@ def _wants_json() -> bool:
     return request.path.startswith("/api/") or (request.path.startswith("/plots/") and request.path.endswith(".json"))
 
 
-def render_error(status: int, title: str, message: str, link: tuple[str, str] | None = None):
+def render_error(status: int, title: str, message: str, link: tuple[str, str] | None = None,
+                 fields: dict[str, str] | None = None):
     if _wants_json():
-        return jsonify({"error": {"status": status, "title": title, "message": message}}), status
+        body = {"status": status, "title": title, "message": message, **({"fields": fields} if fields else {})}
+        return jsonify({"error": body}), status
     template = f"errors/{status}.html" if status in _TEMPLATED else "errors/400.html"
     return render_template(template, status=status, title=title, message=message, link=link), status
 
 
 def render_app_error(error: AppError):
-    body, status = render_error(error.status, error.title, error.message, error.link)
+    body, status = render_error(error.status, error.title, error.message, error.link, error.fields)
     headers = {"Retry-After": str(error.retry_after)} if error.retry_after is not None else {}
     return body, status, headers
 

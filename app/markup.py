@@ -34,8 +34,10 @@ _MATHML_ATTRIBUTES = frozenset(
 )
 
 
-def _safe_mathml(markup: str) -> str | None:
-    """The MathML with every element and attribute outside the whitelist removed; None if unparsable."""
+def _safe_mathml(markup: str, source: str) -> str | None:
+    """The MathML with every element and attribute outside the whitelist removed, and its LaTeX `source` as its
+    text alternative (`alttext`, and `aria-label`: browsers leave MathML out of the name they build for a label
+    or a link, so a radio labelled "$O(n^2)$" would be read with no name); None if unparsable."""
     try:
         root = ElementTree.fromstring(markup)
     except ElementTree.ParseError:
@@ -47,6 +49,9 @@ def _safe_mathml(markup: str) -> str | None:
         for name in list(element.attrib):
             if name not in _MATHML_ATTRIBUTES:
                 del element.attrib[name]
+    label = " ".join(source.split())  # ElementTree escapes it as an attribute value
+    root.set("alttext", label)
+    root.set("aria-label", label)
     return ElementTree.tostring(root, encoding="unicode", short_empty_elements=True)
 
 
@@ -56,7 +61,7 @@ def _render_math(latex: str, options: dict) -> str:
         converted = latex2mathml.converter.convert(latex, display=display)
     except Exception:  # latex2mathml raises many kinds; show the source rather than fail the page
         converted = None
-    safe = _safe_mathml(converted) if converted else None
+    safe = _safe_mathml(converted, latex) if converted else None
     if safe is None:
         return f'<code class="math-error">{html.escape(latex)}</code>'
     return safe

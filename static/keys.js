@@ -1,12 +1,32 @@
 /* Keyboard shortcuts of the quiz pages, written out on the page by templates/quiz/_keys.html.
    Question page: 1-9 pick option 1-9 (a checkbox toggles), Enter submits. Answer page: N follows the quiz
    navigation's forward link (the next question, or the results). Nothing happens while the focus is in a
-   field the student types into, or with a modifier key held, so typing and the browser's own keys still work. */
+   field the student types into, or with a modifier key held, so typing and the browser's own keys still work.
+   The note's "Use these keys" box turns them off (speech input and some screen readers send single keys); the
+   choice is kept in this browser's localStorage. */
 (function () {
   "use strict";
 
   const note = document.getElementById("keys-note");
   if (note) note.hidden = false;
+
+  const STORED = "attention-quiz.keys";
+  const toggle = document.getElementById("keys-on");
+  function keysOn() {
+    try {
+      return window.localStorage.getItem(STORED) !== "off";
+    } catch (error) {  // storage refused (a privacy setting): the box alone decides, for this page
+      return toggle ? toggle.checked : true;
+    }
+  }
+  if (toggle) {
+    toggle.checked = keysOn();
+    toggle.addEventListener("change", function () {
+      try {
+        window.localStorage.setItem(STORED, toggle.checked ? "on" : "off");
+      } catch (error) { /* kept for this page only */ }
+    });
+  }
 
   const NOT_TYPED = new Set(["radio", "checkbox", "button", "submit", "reset", "image", "file", "range", "color"]);
 
@@ -23,7 +43,7 @@
   }
 
   document.addEventListener("keydown", function (event) {
-    if (event.defaultPrevented || event.repeat || event.isComposing) return;
+    if (event.defaultPrevented || event.repeat || event.isComposing || !keysOn()) return;
     if (event.altKey || event.ctrlKey || event.metaKey || event.shiftKey) return;
     const target = event.target instanceof Element ? event.target : document.body;
     if (typingInto(target)) return;
@@ -37,7 +57,8 @@
       option.focus();
     } else if (form && event.key === "Enter") {
       const inOtherForm = target.closest("form") && !form.contains(target);
-      if (inOtherForm || activatedByEnter(target)) return;
+      // Enter right after "Skip to content" (the focus on <main>) is no answer yet.
+      if (inOtherForm || activatedByEnter(target) || target.matches("main")) return;
       event.preventDefault();
       form.requestSubmit();
     } else if (event.key === "n" || event.key === "N") {

@@ -10,6 +10,7 @@
     var altText = section.querySelector(".visual-alt");
     var caption = section.querySelector(".visual-caption");
     var status = section.querySelector(".visual-error");
+    var updated = section.querySelector(".visual-updated");
     var jsonUrl = section.getAttribute("data-json");
     var timer = null;
     var latest = 0;
@@ -49,6 +50,16 @@
       return data;
     }
 
+    // Add (or take away) one id in an element's aria-describedby.
+    function describe(element, id, on) {
+      var ids = (element.getAttribute("aria-describedby") || "").split(" ").filter(function (each) {
+        return each && each !== id;
+      });
+      if (on) ids.unshift(id);
+      if (ids.length) element.setAttribute("aria-describedby", ids.join(" "));
+      else element.removeAttribute("aria-describedby");
+    }
+
     function update() {
       var request = ++latest;
       var query = params();
@@ -60,8 +71,17 @@
         .then(function (result) {
           if (request !== latest) return; // a newer change is on its way
           if (!result.ok) {
-            status.textContent = result.body.error ? result.body.error.message : "That value cannot be plotted.";
+            var error = result.body.error || {};
+            status.textContent = error.message || "That value cannot be plotted.";
             section.classList.add("has-error");
+            if (updated) updated.textContent = "";
+            // Each control the sentence is about is marked, and described by it, as the page without JS does.
+            Object.keys(error.fields || {}).forEach(function (name) {
+              var element = form.elements[name];
+              if (!element || !element.setAttribute) return;
+              element.setAttribute("aria-invalid", "true");
+              describe(element, status.id, true);
+            });
             return;
           }
           var body = result.body;
@@ -81,10 +101,12 @@
           if (caption && body.caption) caption.textContent = body.caption;
           status.textContent = "";
           section.classList.remove("has-error");
-          // A value refused before (the page without JS marked it) is gone now.
+          // A value refused before (by this script, or on the page without JS) is gone now.
           Array.prototype.forEach.call(form.querySelectorAll("[aria-invalid]"), function (element) {
             element.removeAttribute("aria-invalid");
+            describe(element, status.id, false);
           });
+          if (updated) updated.textContent = "Plot updated.";
           Array.prototype.forEach.call(form.querySelectorAll(".field-error"), function (element) {
             element.textContent = "";
           });

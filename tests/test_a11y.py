@@ -8,6 +8,7 @@ forbids inline scripts, so a <script> tag could not be added).
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import time
 from pathlib import Path
@@ -183,6 +184,34 @@ def test_question_pages_and_their_error_state(a11y_server, page, axe_results):
     page.fill("#answer-input", "many")
     page.click("button:has-text('Submit answer')")
     check_page(page, "numeric question with an error", axe_results)
+
+
+def test_an_option_or_link_made_of_maths_has_a_name_a_screen_reader_can_read(a11y_server, page, axe_results):
+    """Browsers leave MathML out of the name of a label or a link; each formula carries its LaTeX as its label."""
+    page.goto(f"{a11y_server.url}/quiz/{SEED_BANK}/attention-complexity")
+    check_page(page, "question with maths options", axe_results)
+    names = [page.get_by_role("radio", name=text, exact=True).count()
+             for text in ("O(NM(d+l))", "O(NM^2dl)", "O(NM^2d^2l)", "O(NMd^2l)")]
+    assert names == [1, 1, 1, 1]
+    page.goto(f"{a11y_server.url}/quiz/attention-drill/")
+    link = page.get_by_role("link", name=re.compile(r"divide the scores q \\cdot k by \\sqrt\{d_k\} \?"))
+    assert link.count() == 1
+
+
+def test_no_page_scrolls_sideways_on_a_320_px_phone(a11y_server, browser):
+    """Wide formulas and grids scroll in their own boxes: the results page (a cells answer among its items) and
+    the /learn page with the longest inline formula keep to the screen's width."""
+    context = browser.new_context(viewport={"width": 320, "height": 800})
+    page = context.new_page()
+    base = a11y_server.url
+    page.goto(f"{base}/quiz/{PRACTICE_BANK}/causal-mask-query-4")
+    page.locator('input[name="answer"]').first.check()
+    page.click("button:has-text('Submit answer')")
+    page.wait_for_url("**/causal-mask-query-4/answer")
+    for path in (f"/quiz/{PRACTICE_BANK}/summary", "/learn/position-encoding", f"/quiz/{SEED_BANK}/"):
+        page.goto(base + path)
+        assert page.evaluate("document.scrollingElement.scrollWidth") <= 320, path
+    context.close()
 
 
 def test_every_answer_page_with_its_visual_and_the_summary(a11y_server, page, axe_results):

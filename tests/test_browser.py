@@ -244,3 +244,25 @@ def test_a_figure_the_server_was_too_busy_to_draw_is_asked_for_again(browser, tm
                           ".every(img => img.complete && img.naturalWidth > 0)", timeout=60)
         context.close()
     assert 503 in statuses  # the gate did refuse some, and they were drawn later
+
+
+def test_a_refused_control_is_marked_and_a_redraw_is_announced(browser, live_server):
+    """With JavaScript as without: the control a sentence is about is marked invalid and described by it, and
+    a screen reader hears when the figure (and its description) has changed."""
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    page.goto(f"{live_server.url}/quiz/{SEED_BANK}/head-dimension")
+    _choose(page, "head-dimension", EXPECTED["head-dimension"][0])
+    page.click("button:has-text('Submit answer')")
+    page.wait_for_url("**/head-dimension/answer")
+    control = page.locator("#visual-num_heads")
+    control.fill("100")  # past its bound of 64
+    _wait_until(page, "() => document.querySelector('.visual-error').textContent.trim() !== ''")
+    assert control.get_attribute("aria-invalid") == "true"
+    status_id = page.locator(".visual-error").get_attribute("id")
+    assert status_id in control.get_attribute("aria-describedby").split()
+    control.fill("8")
+    _wait_until(page, "() => document.querySelector('.visual-updated').textContent === 'Plot updated.'")
+    assert control.get_attribute("aria-invalid") is None
+    assert status_id not in (control.get_attribute("aria-describedby") or "").split()
+    assert page.locator(".visual-error").inner_text().strip() == ""
+    page.close()

@@ -333,7 +333,7 @@ def test_charts_have_alt_text_shown_on_the_page_from_the_same_numbers(classroom,
     sign_in(client)
     html = client.get(f"/instructor/banks/{BANK}").get_data(as_text=True)
     images = re.findall(r'<img class="chart-image" src="([^"]+)" width="(\d+)" height="(\d+)" alt="([^"]+)">\s*'
-                        r'<figcaption><p class="chart-alt">([^<]+)</p>', html)
+                        r'<figcaption><p class="chart-alt" aria-hidden="true">([^<]+)</p>', html)
     figures = [(src, alt, caption) for src, _, _, alt, caption in images]
     assert len(figures) == 5  # the histogram and one chart per question
     for _, alt, caption in figures:

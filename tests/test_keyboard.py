@@ -142,3 +142,31 @@ def test_without_javascript_the_page_does_not_promise_the_keys(browser, live_ser
     page.goto(f"{live_server.url}/quiz/{SEED_BANK}/head-dimension")
     assert page.locator("#keys-note").count() == 1 and not page.locator("#keys-note").is_visible()
     context.close()
+
+
+def test_the_keys_can_be_turned_off_and_the_browser_remembers(page, live_server):
+    """WCAG 2.1.4: speech input and some screen readers send single keys, so the note's box turns them off."""
+    url = f"{live_server.url}/quiz/{SEED_BANK}/head-dimension"
+    page.goto(url)
+    page.uncheck("#keys-on")
+    page.locator("body").click(position={"x": 5, "y": 5})  # the focus off the box, as a reader would leave it
+    page.keyboard.press("2")
+    assert _checked(page) == []
+    page.reload()
+    assert not page.is_checked("#keys-on")  # kept in this browser
+    page.keyboard.press("2")
+    assert _checked(page) == []
+    page.check("#keys-on")
+    page.locator("body").click(position={"x": 5, "y": 5})
+    page.keyboard.press("2")
+    assert _checked(page) == ["64"]
+
+
+def test_enter_on_the_skip_links_target_submits_nothing(page, live_server):
+    page.goto(f"{live_server.url}/quiz/{SEED_BANK}/head-dimension")
+    page.keyboard.press("Tab")  # the skip link comes first
+    page.keyboard.press("Enter")
+    assert page.evaluate("document.activeElement.id") == "main"
+    page.keyboard.press("Enter")
+    page.wait_for_timeout(300)
+    assert page.url.endswith("/head-dimension#main") and page.locator(".form-error").count() == 0
