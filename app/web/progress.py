@@ -242,9 +242,9 @@ def submit(attempt: Attempt, question: Question, answer: Answer, try_number: int
     bank, allowed = attempt.bank, tries_allowed(attempt.bank)
     check_open(bank)
     check_time(attempt)
-    check_not_finished(attempt)
     if attempt.closed(question):
         raise NoTriesLeft(f"This question is finished: {_closed_reason(attempt, question)}. Nothing was stored.")
+    check_not_finished(attempt)  # a question the bank gained after the attempt finished
     number = attempt.tries_used(question) + 1
     if try_number is not None and try_number != number:
         if try_number < number:
