@@ -62,8 +62,8 @@ def scaled_dot_product_attention(q, k, v, mask=None, temperature: float = 1.0):
     mask: optional boolean array broadcastable to (..., N, M); True means "query i may attend
     key j". Masked keys get weight exactly 0; a query with no allowed key gets zero weights
     and a zero output row (not NaN).
-    temperature: > 0; below 1 sharpens the weights towards hard attention, above 1 flattens
-    them towards uniform. 1 is the standard formula.
+    temperature: > 0; below 1 sharpens the weights towards one-hot on the best key (tied best keys
+    share it), above 1 flattens them towards uniform. 1 is the standard formula.
 
     Returns (output, weights): output (..., N, l), weights (..., N, M), in the common float
     dtype of q, k, v (float32 stays float32; integers become float64).
