@@ -580,9 +580,9 @@ def test_more_choices_than_options_are_refused_before_any_is_looked_up(fuzz_app)
     assert "This question has 3 options, and each may be chosen only once." in error_sentences(response)[0]
 
 
-@pytest.mark.parametrize("stored", [{"attempts": []}, {"attempts": {SEED_BANK: 7}}, {"attempts": {"x": "a"}, "started": "3"},
-                                    {"started": {SEED_BANK: "1"}}, {"lms_attempts": {SEED_BANK: None}},
-                                    {"client": 12}], ids=str)
+@pytest.mark.parametrize("stored", [{"attempts": []}, {"attempts": {SEED_BANK: 7}},
+                                    {"attempts": {"x": "a"}, "started": "3"}, {"started": {SEED_BANK: "1"}},
+                                    {"lms_attempts": {SEED_BANK: None}}, {"client": 12}, {"names": ["Ada"]}], ids=str)
 def test_a_session_of_another_shape_starts_afresh(fuzz_app, stored):
     """A signed session whose maps have another shape (another version's cookie, or a leaked key's) is dropped:
     the student gets a fresh attempt whose answers are stored, never a 500."""

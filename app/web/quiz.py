@@ -40,8 +40,9 @@ def start(bank_id: str):
     listed = attempt.questions if attempt else bank.questions
     next_question = next((q for q in listed if q.id not in answered), None)
     questions = [attempt.variant(q) if attempt else progress.preview(q) for q in listed]
+    name = attempt.row.display_name if attempt else progress.chosen_name(bank)  # saved before any attempt
     return render_template("quiz/start.html", bank=bank, questions=questions, answered=answered,
-                           next_question=next_question, display_name=attempt.row.display_name if attempt else progress.chosen_name(bank),
+                           next_question=next_question, display_name=name,
                            max_name=progress.MAX_DISPLAY_NAME, window_note=progress.window_note(bank),
                            is_open=_is_open(bank), attempts_note=progress.attempts_note(bank),
                            time_over=attempt is not None and attempt.time_over(),
