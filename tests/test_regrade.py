@@ -143,6 +143,33 @@ def test_a_fixed_key_raises_scores_and_never_lowers_them_by_default(classroom):
     assert len(rows(app, regrades)) == 3
 
 
+def test_the_report_says_which_answers_keep_a_score_from_an_earlier_key(classroom, tmp_path):
+    from werkzeug.security import generate_password_hash
+
+    app, *_ = classroom
+    app.config["INSTRUCTOR_PASSWORD_HASH"] = generate_password_hash("pw", method="pbkdf2:sha256:1000")
+    instructor = app.test_client()
+    token = re.search(r'name="csrf_token" value="([^"]+)"', instructor.get("/instructor/login").get_data(as_text=True))
+    instructor.post("/instructor/login", data={"csrf_token": token.group(1), "password": "pw"})
+
+    def notes() -> dict[str, str]:
+        html = instructor.get(f"/instructor/banks/{BANK}").get_data(as_text=True)
+        return {m.group(1): " ".join(m.group(2).split())
+                for m in re.finditer(r'<p class="notice" id="regrade-([a-z-]+)">(.*?)</p>', html, re.S)}
+
+    before = notes()  # sc: ann's and cal's b are right now, ben's a is not; heads: ann's and ben's
+    assert set(before) == {"sc", "heads"}
+    assert before["sc"].startswith("3 answers keep scores given under an earlier key")
+    assert before["heads"].startswith("2 answers keep scores")
+    assert f"flask --app app regrade {BANK} --question sc --dry-run" in before["sc"]
+    assert regrade(app).exit_code == 0  # raises 3 scores; ben's two higher ones are kept
+    after = notes()
+    assert set(after) == {"sc", "heads"}
+    assert all(note.startswith("1 answer keeps a score given under an earlier key") for note in after.values())
+    assert regrade(app, "--allow-lower").exit_code == 0
+    assert notes() == {}
+
+
 def test_allow_lower_also_lowers_and_dry_run_stores_nothing(classroom):
     app, ann, ben, cal = classroom
     before, before_totals = scores(app), totals(app)

@@ -6,6 +6,7 @@ HTML pages redirect to the sign-in page, everything else (images, CSV, POSTs) an
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import datetime, timezone
 
 from flask import (Blueprint, Response, current_app, redirect, render_template, request, stream_with_context,
@@ -16,7 +17,7 @@ from ..bank import banks
 from ..errors import AppError, NotFound
 from ..web import progress
 from ..web.limits import limiter
-from . import auth, export, report
+from . import auth, export, regrade, report
 from .charts import CountChart, render_png
 
 bp = Blueprint("instructor", __name__, url_prefix="/instructor")
@@ -96,8 +97,13 @@ def dashboard():
 def bank(bank_id: str):
     bank_ = banks().get(bank_id)
     progress.close_overdue(bank_)
+    # What `flask regrade` would change: answers scored under an earlier key (a regrade that never lowers keeps
+    # them), and answers that no longer fit the question. About 0.1 ms an answer (measured on 2,700).
+    pending = regrade.regrade(bank_, dry_run=True, allow_lower=True)
+    differs = Counter(change.question_id for change in pending.changed)
+    unusable = Counter(answer.question_id for answer in pending.unusable)
     return render_template("instructor/bank.html", report=report.bank_report(_engine(), bank_),
-                           min_attempts=report.stats.MIN_ATTEMPTS)
+                           min_attempts=report.stats.MIN_ATTEMPTS, differs=differs, unusable=unusable)
 
 
 def _png(chart: CountChart | None) -> Response:
