@@ -156,12 +156,12 @@ def attempt_json(attempt: progress.Attempt) -> dict:
     for template in attempt.questions:
         shown = public_question(template, attempt.seed)
         shown.pop("seed")  # the variant's seed stays on the server: only the attempt knows it
-        order = [o.id for o in attempt.variant(template).options]  # shuffle.options: this attempt's order
+        concrete = attempt.variant(template)
+        order = [o.id for o in concrete.options]  # shuffle.options: this attempt's order
         shown["options"].sort(key=lambda option: order.index(option["id"]))
         result = results.get(template.id)
         questions.append({**shown, "tries_used": attempt.tries_used(template), "closed": attempt.closed(template),
-                          "result": grade_json(result, attempt.variant(template))
-                          if result and attempt.reveals(template) else None})
+                          "result": grade_json(result, concrete) if result and attempt.reveals(template) else None})
     return {"attempt": attempt.id, "bank": bank.id, "mode": bank.mode, "feedback": bank.feedback,
             "tries": progress.tries_allowed(bank), "missed_only": attempt.missed_only, "finished": attempt.finished,
             "score": sum(scores.values()) if revealed_all else None,
