@@ -214,6 +214,28 @@ def test_no_page_scrolls_sideways_on_a_320_px_phone(a11y_server, browser):
     context.close()
 
 
+def test_an_instructor_table_that_scrolls_on_a_phone_keeps_its_caption_in_view(a11y_server, browser):
+    """A stats table wider than a 375 px screen scrolls in its box; its caption wraps to the box, whether the table
+    is scrolled or not (it was one line as wide as the table, cut off at the box's edge)."""
+    context = browser.new_context(viewport={"width": 375, "height": 800})
+    page = context.new_page()
+    _sign_in(page, a11y_server.url)
+    for path in ("/instructor/", f"/instructor/banks/{SEED_BANK}"):
+        page.goto(a11y_server.url + path)
+        boxes = page.eval_on_selector_all(".table-wrap", """wraps => wraps.map(wrap => {
+            const before = wrap.querySelector('caption').getBoundingClientRect();
+            wrap.scrollLeft = wrap.scrollWidth;
+            const after = wrap.querySelector('caption').getBoundingClientRect(), box = wrap.getBoundingClientRect();
+            return {scrolls: wrap.scrollWidth > wrap.clientWidth, box: [box.left, box.right],
+                    caption: [before.left, before.right, after.left, after.right]};
+        })""")
+        assert any(b["scrolls"] for b in boxes), path  # the case this is about is there
+        for b in boxes:
+            left, right = b["box"]
+            assert all(left - 1 <= x <= right + 1 for x in b["caption"]), (path, b)
+    context.close()
+
+
 def test_every_answer_page_with_its_visual_and_the_summary(a11y_server, page, axe_results):
     base = a11y_server.url
     for number, (question_id, (key, _)) in enumerate(EXPECTED.items()):

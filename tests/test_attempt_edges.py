@@ -206,3 +206,12 @@ def test_scores_and_percentages_round_half_up():
     assert [score(v) for v in (0.125, 2.0, 0.5, 1 / 3, 0.675)] == ["0.13", "2", "0.5", "0.33", "0.68"]
     assert [percent(1, 8), percent(5, 8), percent(1, 3), percent(0, 0)] == ["13", "63", "33", "0"]
     assert percent(2.5, 4) == "63"
+
+
+def test_the_report_labels_numbers_as_the_answer_pages_show_them():
+    from app.instructor.report import value_label
+
+    assert value_label(8388608.0) == "8388608"  # was 8.38861e+06
+    assert value_label(2 / 3) == "0.666667"  # close answers still share one bar
+    assert value_label([[1.0, 0.5], [2 / 3, 8388608]]) == "[1, 0.5; 0.666667, 8388608]"
+    assert value_label("tampered") == '"tampered"'

@@ -16,6 +16,7 @@ from sqlalchemy import Engine, case, func, select
 from ..bank.schema import Bank, Question
 from ..bank.variants import VariantError, apply, draw, sample_seeds
 from ..db import attempts, responses, tries
+from ..web.formats import number
 from . import stats
 from .charts import CountChart
 
@@ -199,10 +200,6 @@ def selected_ids(answer: Any) -> list[str]:
     return [json.dumps(answer)]  # not a choice answer: counted as "other"
 
 
-def format_number(value: float) -> str:
-    return f"{value:.6g}"
-
-
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
@@ -210,9 +207,9 @@ def _is_number(value: Any) -> bool:
 def value_label(value: Any) -> str:
     """A stored numeric or matrix answer as a chart label: 0.5, or [0.67, 0.24; 0.1, 0.9] row by row."""
     if _is_number(value):
-        return format_number(float(value))
+        return number(value)
     if isinstance(value, list) and value and all(isinstance(row, list) and all(map(_is_number, row)) for row in value):
-        return "[" + "; ".join(", ".join(format_number(float(x)) for x in row) for row in value) + "]"
+        return "[" + "; ".join(", ".join(number(x) for x in row) for row in value) + "]"
     return json.dumps(value)
 
 
