@@ -22,6 +22,8 @@ CASES = [
     ("complexity", {}),
     ("complexity", {"d": 256, "l": 256, "n": 2048, "m": 2048, "vary": "d"}),
     ("complexity", {"d": 1, "l": 1, "n": 1, "m": 1, "vary": "N", "choice": "nm2-d2l"}),
+    ("complexity", {"choice": "nmd2l"}),  # the note that this sweep hides a wrong answer
+    ("complexity", {"d": 256, "l": 256, "n": 2048, "m": 2048, "vary": "N", "choice": "nm2-dl"}),
     ("head-split", {}),
     ("head-split", {"d_model": 1024, "num_heads": 64}),
     ("head-split", {"d_model": 1, "num_heads": 1}),

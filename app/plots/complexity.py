@@ -85,6 +85,11 @@ def draw_complexity(result, inches: tuple[float, float]) -> Figure:
     ratio_ax.axhline(1.0, color=EXACT_COLOUR, linewidth=7, zorder=0)
     log_y(ratio_ax, 1.0, max(float(max(curve.ratios.max() for curve in result.curves)), 4.0))
     ratio_ax.set_ylabel("ratio (1 = same growth)")
+    chosen = next((curve for curve in result.curves if curve.option.id == result.choice), None)
+    if chosen is not None and chosen.follows and chosen.option.id != CORRECT:  # a wrong answer this sweep hides
+        ratio_ax.text(0.04, 0.96, f"your answer {chosen.option.text} lies on 1\nin this sweep only: "
+                      f"vary {' or '.join(result.separating[chosen.option.id])}", transform=ratio_ax.transAxes,
+                      ha="left", va="top", fontsize=fontsize, fontweight="bold", gid="hidden-by-sweep")
     ratio_ax.set_title("(b) Each option ÷ exact count", fontsize=10)
 
     # Plain-number ticks at powers of 4 (up to 256) or 8 (up to 2048), and the end.

@@ -218,8 +218,9 @@ def _draw_table(s: Sketch, result) -> None:
         if marks:
             s.text(edges[-2] + 0.04, middle, "  ".join(marks), ha="left", weight="bold")
     if s.narrow:
-        legend = "✓ d_{model} / h: concat is d_{model} wide" + ("   ◀ chosen" if result.choice is not None else "")
+        legend = ("✓ d_{model} / h: concat d_{model} wide, W_{O} square" + ("   ◀ chosen" if result.choice is not None
+                                                                          else ""))
     else:
-        legend = ("✓ d_{k} = d_{model} / h: the concat is exactly d_{model} wide, so the output has X's shape.\n"
-                  "Weights and multiply-adds grow in proportion to h · d_{k}.")
+        legend = ("✓ d_{k} = d_{model} / h: the concat is exactly d_{model} wide, so W_{O} is square. Every width\n"
+                  "ends in X's shape through W_{O}; weights and multiply-adds grow in proportion to h · d_{k}.")
     s.text(left, y - 0.08, legend, ha="left", va="top", color="0.2")

@@ -129,6 +129,18 @@ def test_evenly_is_claimed_only_for_the_lexicons_words_and_only_of_heads_that_ex
     assert ("need not be even" in alt) == bool(unknown)
     assert ("head 2" in caption) == (heads >= 2) and ("further heads" in caption) == (heads > 2)
     assert "subject or an object" not in alt  # the multi-head visual's words, not this one's
+    # "A noun attends more to nouns than to other words" (of the lexicon), at every temperature: each role query
+    # puts more weight on every key of its role than on any other lexicon key it sees.
+    assert "attends more to nouns than to other words" in caption and "nouns attend to nouns" not in caption
+    for head, role in enumerate(roles):
+        for query, token in enumerate(result.tokens):
+            if lookup(token).category != role:
+                continue
+            seen = range(query + 1) if causal == "on" else range(len(result.tokens))
+            mine = [result.weights[head, query, key] for key in seen if lookup(result.tokens[key]).category == role]
+            rest = [result.weights[head, query, key] for key in seen if lookup(result.tokens[key]).known
+                    and lookup(result.tokens[key]).category != role]
+            assert not rest or min(mine) > max(rest)
 
 
 # --- the phone layout: one column of heads, 8 pt text, weights in the cells where they fit ----------

@@ -216,10 +216,13 @@ def test_the_choice_sentence_says_what_the_chosen_option_gets_wrong(values):
     high = BOUNDS[variable][1]
     total = attention_flops(n, m, d, l)
     if not choice:
-        assert "Your answer" not in alt
+        assert "Your answer" not in alt + caption
         return
     text = FORMULAS[choice][0]
     assert alt.count("Your answer") == 1
+    # The visible caption leads with the same sentence: the picture alone cannot say which answer it was.
+    answer = alt[alt.index("Your answer"):]
+    assert caption.startswith(answer + " ")
     if choice == "nm-d-plus-l":
         assert f"Your answer {text} is right" in alt
         assert "lies on the exact count in every sweep (N, M, d and l)" in alt
@@ -242,7 +245,8 @@ def test_the_choice_sentence_says_what_the_chosen_option_gets_wrong(values):
     parting = [v for v in BOUNDS if not follows_everywhere(choice, values, v)]
     joined = complexity.joined(parting, "or")
     if follows_everywhere(choice, values, variable):
-        assert f"In this sweep of {variable} it lies on the exact count; vary {joined} to see it part from it." in alt
+        assert (f"In this sweep of {variable} it lies on the exact count, so this picture cannot tell it from the "
+                f"right answer: vary {joined} to see it part from it.") in alt
     else:
         formula = FORMULAS[choice][1]
         ratio = (Fraction(formula(*at(values, variable, high)), formula(*at(values, variable, 1)))
@@ -290,6 +294,7 @@ def lines_by_gid(ax) -> dict:
 
 @pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("values", [{}, {"vary": "d", "choice": "nmd2l"}, {"vary": "N", "choice": "nm2-dl"},
+                                    {"choice": "nmd2l"}, {"vary": "N", "choice": "nm-d-plus-l"},
                                     {"vary": "l", "n": 1, "m": 1, "d": 1, "l": 1, "choice": "nm2-d2l"},
                                     {"vary": "d", "d": 256, "l": 256, "choice": "nm-d-plus-l"}])
 def test_the_figure_draws_the_count_and_the_options_and_marks_the_choice(values, layout):
@@ -326,6 +331,11 @@ def test_the_figure_draws_the_count_and_the_options_and_marks_the_choice(values,
         assert (legend[label].get_fontweight() == "bold") == (option == choice)
         if option == choice:
             assert counts[option].get_linewidth() > counts[other(option)].get_linewidth()
+    # A wrong answer that lies on the count in this sweep is named on panel (b), with the sweeps that part it.
+    notes = [text.get_text() for text in ratio_ax.texts if text.get_gid() == "hidden-by-sweep"]
+    hidden = choice not in ("", "nm-d-plus-l") and follows_everywhere(choice, values, variable)
+    assert notes == ([f"your answer {FORMULAS[choice][0]} lies on 1\nin this sweep only: vary "
+                      + " or ".join(v for v in BOUNDS if not follows_everywhere(choice, values, v))] if hidden else [])
     for ax in (count_ax, ratio_ax):
         assert ax.get_xlabel().startswith(variable)
         ticks = [int(t) for t in ax.get_xticks()]

@@ -110,6 +110,9 @@ def test_every_claim_in_the_alt_text_and_caption_matches_the_engine(values):
     assert correct_row.weights == model.w_qkv.size + model.w_o.size  # the engine's own layer
 
     choice = None if params.choice == NO_CHOICE else int(params.choice)
+    if h > 1 and choice in (None, d_k):  # the output is X's shape at every width: d_model / h is what keeps W_O square
+        assert (f"makes the concat N × {d_model}, the input's width, so W_O is a square {d_model} × {d_model}" in alt
+                and "Any width gives X's shape in the end" in alt and "so the output has X's shape" not in alt)
     if choice is None:
         assert "Chosen" not in alt
     elif choice == d_k:
@@ -118,7 +121,7 @@ def test_every_claim_in_the_alt_text_and_caption_matches_the_engine(values):
         ratio = Fraction(h * choice, d_model)
         ratio_text = f"{ratio.numerator}×" if ratio.denominator == 1 else f"{ratio.numerator}/{ratio.denominator}×"
         assert (f"Chosen d_k = {choice}: " in alt and f"N × {h * choice}, not N × {d_model}; "
-                f"W_O must be {h * choice} × {d_model}; {ratio_text} the weights" in alt)
+                f"W_O must be {h * choice} × {d_model} to map it back to X's shape; {ratio_text} the weights" in alt)
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])

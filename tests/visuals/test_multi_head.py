@@ -66,7 +66,7 @@ def params(draw):
         words = words[:-1]
     temperature = draw(st.sampled_from([0.05, 0.5, 1.0, 2.0, 20.0]) | st.floats(0.05, 20.0))
     return {"sentence": " ".join(words), "num_heads": num_heads, "d_model": d_model,
-            "temperature": temperature}
+            "temperature": temperature, "choice": draw(st.sampled_from(["", "true", "false"]))}
 
 
 def engine_rows(sentence, num_heads, d_model, temperature):
@@ -130,7 +130,18 @@ def test_every_claim_of_alt_and_caption_matches_the_engine(values):
             both = min(share(head_rows[0], subjects), share(head_rows[1], objects)) > 0.5  # not their rounding
             assert ("each more than half on its own word" in alt) == both
             assert ("not both more than half" in alt) == (not both)
+            # The answer sentence under the figure claims two relations only when the heads show them.
+            if parsed.choice:
+                assert ("so this figure cannot show it: lower the temperature" in caption) == (not both)
+                assert ("follows one relation (" in caption or "follows two relations at once" in caption) == both
         check_swap(parsed, result, alt, tokens, query, one, heads, subjects, objects)
+    if parsed.choice and not (subjects and objects):
+        assert "so there are not two relations to follow" in caption
+    assert caption.count("You answered") == (1 if parsed.choice else 0)
+    # "Both survive" only where the two words' values differ in the heads' columns.
+    collapsed = result.swap is not None and result.swap.same_values
+    assert ("so both survive" in caption) == (not collapsed)
+    assert ("so the concatenation cannot tell them apart either" in caption) == collapsed
 
     for match in re.finditer(r"spreads its weight evenly, (\d\.\d\d) on each word", alt):
         assert float(match.group(1)) == pytest.approx(1 / len(tokens), abs=0.0051)
@@ -326,3 +337,19 @@ def test_more_than_half_is_said_of_the_shares_not_of_their_rounding():
     alt = KIND.alt(params, result)
     assert 0.5 < result.shares[1, 0] < 0.505  # 0.50 to 2 decimals, yet more than half
     assert "The two heads put 0.505 and 0.88, each more than half on its own word" in alt
+
+
+def test_the_caption_says_both_values_survive_only_where_the_heads_tell_them_apart():
+    """At d_model 16 a head's value is 8 wide and holds no feature that tells 'dog' from 'cat': the swap test shows
+    0.00 for both models, and the caption says so instead of "so both survive"."""
+    narrow = KIND.describe(KIND.parse({"d_model": 16}))
+    assert "Neither can change" in narrow.alt and "so both survive" not in narrow.caption
+    assert "the two words' values are the same at head width 8" in narrow.caption
+    wide = KIND.describe(KIND.parse({}))
+    assert "so both survive" in wide.caption and "Neither can change" not in wide.alt
+
+
+def test_a_soft_figure_does_not_claim_the_heads_follow_their_relations_sharply():
+    hot = KIND.describe(KIND.parse({"temperature": 20, "choice": "false"})).caption
+    assert "sharply" not in hot and "head 1 puts 0.27 on the subject and head 2 0.27 on the object" in hot
+    assert "cannot show it: lower the temperature" in hot

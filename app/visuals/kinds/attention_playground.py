@@ -130,12 +130,14 @@ def toy_caption(num_heads: int) -> str:
     """The constructed model's heads in words, for `num_heads` of them (1 to NUM_HEADS_MAX)."""
     if num_heads == 1:
         heads = ("With one head, its query and key projections read all the features. Here it is set by hand to read "
-                 "only the 'noun' feature, so nouns attend to nouns, however far apart they are.")
+                 "only the 'noun' feature, so a noun attends more to nouns than to other words, however far apart "
+                 "they are: sharply at a low temperature, hardly more at a high one.")
     else:
         heads = ("Each head has its own query and key projections, so it compares the tokens in its own small "
                  "subspace of the features. Here the heads are set by hand: head 1 reads only the 'noun' feature, "
-                 "so nouns attend to nouns; head 2 reads only the 'verb' feature, so verbs attend to verbs, however "
-                 "far apart they are." + (" The further heads have random weights." if num_heads > 2 else ""))
+                 "so a noun attends more to nouns than to other words; head 2 reads only the 'verb' feature, so a "
+                 "verb attends more to verbs, however far apart they are: sharply at a low temperature, hardly more "
+                 "at a high one." + (" The further heads have random weights." if num_heads > 2 else ""))
     return (heads + " Constructed illustration, not a trained model: a trained model learns its heads' subspaces "
             "from data.")
 

@@ -116,6 +116,33 @@ def count_sentence(result: ComplexityResult) -> str:
             f"(Q Kᵀ {n}·{m}·{d} = {result.scores:,}, weights·V {n}·{m}·{l} = {result.weighted_values:,}).")
 
 
+def answer_sentence(result: ComplexityResult) -> str:
+    """What the student's option gets right or wrong, and which sweeps show it ("" when no option is known)."""
+    if not result.choice:
+        return ""
+    curve = next(curve for curve in result.curves if curve.option.id == result.choice)
+    option, x, end = curve.option, result.vary, int(result.sweep[-1])
+    if option.id == CORRECT:
+        return (f"Your answer {option.text} is right: scaled at the first point, its curve lies on the exact count "
+                "in every sweep (N, M, d and l).")
+    n, m, d, l = result.sizes.values()  # noqa: E741
+    doubled_m = attention_flops(n, 2 * m, d, l)
+    doubled_d = Fraction(attention_flops(n, m, 2 * d, l), result.total)
+    wrong = option.wrong.format(
+        point=sizes_text(result.sizes),
+        doubling_m=(f"doubling M from {m} to {2 * m} takes the count from {result.total:,} to {doubled_m:,} "
+                    f"(×{number_text(Fraction(doubled_m, result.total))})"),
+        doubling_d=(f"doubling d from {d} to {2 * d} multiplies the count by ({2 * d}+{l})/({d}+{l}) = "
+                    f"{number_text(doubled_d)}"))
+    if curve.follows:
+        seen = (f"In this sweep of {x} it lies on the exact count, so this picture cannot tell it from the right "
+                f"answer: vary {joined(result.separating[option.id], 'or')} to see it part from it.")
+    else:
+        seen = (f"In this sweep it reaches {number_text(curve.ratio)} times the exact count at {x} = {end}; it "
+                f"parts from it when {joined(result.separating[option.id], 'or')} varies.")
+    return f"Your answer {option.text} is wrong. {wrong} {seen}"
+
+
 @register
 class ComplexityKind(VisualKind[ComplexityResult]):
     name = "complexity"
@@ -184,30 +211,7 @@ class ComplexityKind(VisualKind[ComplexityResult]):
                 f"From {x} = 1 to {x} = {end}, with {sizes_text(result.sizes, x)}, the exact count grows "
                 f"×{number_text(result.exact_growth)}; scaled to it at {x} = 1, {growths}. {follow} "
                 f"{count_sentence(result)}")
-        if not result.choice:
-            return text
-        # What the student's option gets right or wrong, and which sweeps show it.
-        curve = next(curve for curve in result.curves if curve.option.id == result.choice)
-        option = curve.option
-        if option.id == CORRECT:
-            return (f"{text} Your answer {option.text} is right: scaled at the first point, its curve lies on the "
-                    "exact count in every sweep (N, M, d and l).")
-        n, m, d, l = result.sizes.values()  # noqa: E741
-        doubled_m = attention_flops(n, 2 * m, d, l)
-        doubled_d = Fraction(attention_flops(n, m, 2 * d, l), result.total)
-        wrong = option.wrong.format(
-            point=sizes_text(result.sizes),
-            doubling_m=(f"doubling M from {m} to {2 * m} takes the count from {result.total:,} to {doubled_m:,} "
-                        f"(×{number_text(Fraction(doubled_m, result.total))})"),
-            doubling_d=(f"doubling d from {d} to {2 * d} multiplies the count by ({2 * d}+{l})/({d}+{l}) = "
-                        f"{number_text(doubled_d)}"))
-        where = joined(result.separating[option.id], "or")
-        if curve.follows:
-            seen = f"In this sweep of {x} it lies on the exact count; vary {where} to see it part from it."
-        else:
-            seen = (f"In this sweep it reaches {number_text(curve.ratio)} times the exact count at {x} = {end}; it "
-                    f"parts from it when {where} varies.")
-        return f"{text} Your answer {option.text} is wrong. {wrong} {seen}"
+        return f"{text} {answer_sentence(result)}".rstrip()
 
     def caption(self, params: ComplexityParams, result: ComplexityResult) -> str:
         x, end = result.vary, int(result.sweep[-1])
@@ -222,7 +226,7 @@ class ComplexityKind(VisualKind[ComplexityResult]):
                            f"the {other_name} part of the count does not grow with {x}")
         slopes = "; ".join(f"{curve.option.text} the same" if curve.option.id == CORRECT
                            else f"{curve.option.text} {curve.option.exponents.get(x, 0)}" for curve in result.curves)
-        return (
+        return " ".join(filter(None, [answer_sentence(result), (
             "Exact counts from the engine's attention_flops: Q Kᵀ needs N·M·d multiply-adds and weights·V "
             "needs N·M·l, done one after the other, so softmax(Q Kᵀ)V costs N·M·(d + l); the softmax adds "
             "only N·M more, no more than either product. "
@@ -230,8 +234,7 @@ class ComplexityKind(VisualKind[ComplexityResult]):
             "they grow, not the constant factors big-O leaves out. "
             f"Slopes against {x}: the exact count {exact_slope}; {slopes}. {count_sentence(result)} "
             "These are counts, not timings: on a shared server, times at small sizes are mostly fixed "
-            "overhead and change from run to run, so they would not show these slopes."
-        )
+            "overhead and change from run to run, so they would not show these slopes.")]))
 
     def draw(self, params: ComplexityParams, result: ComplexityResult, inches):
         from app.plots.complexity import draw_complexity

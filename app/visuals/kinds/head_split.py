@@ -142,14 +142,15 @@ def choice_sentence(result: HeadSplitResult) -> str:
         if h == 1:
             return (lead + f"With one head d_k = d_model = {d_k}: nothing is split, and the head's output is already "
                     f"N × {d_model}.")
-        return lead + (f"d_k = {d_model} / {h} = {d_k} makes the concat N × {d_model}, the input's width, so the "
-                       f"output has X's shape, and the {h} heads have the weights and multiply-adds of one head of "
-                       f"width {d_model}.")
+        return lead + (f"d_k = {d_model} / {h} = {d_k} makes the concat N × {d_model}, the input's width, so W_O is "
+                       f"a square {d_model} × {d_model} and the {h} heads have the weights and multiply-adds of one "
+                       f"head of width {d_model}. Any width gives X's shape in the end (W_O maps the concat back to "
+                       f"{d_model}); other widths pay for it in weights and multiply-adds.")
     gives = (f"one head of {row.head_dim} gives N × {row.concat_width}" if h == 1 else
              f"{h} heads of {row.head_dim} concatenate to N × {row.concat_width}")
     return (f"Chosen d_k = {row.head_dim}: {gives}, not N × {d_model}; W_O must be "
-            f"{shape(row.output_projection_shape, '')}; {format_ratio(row.relative_cost)} the weights and "
-            f"multiply-adds of d_k = {d_k}.")
+            f"{shape(row.output_projection_shape, '')} to map it back to X's shape; {format_ratio(row.relative_cost)} "
+            f"the weights and multiply-adds of d_k = {d_k}.")
 
 
 @register

@@ -193,13 +193,28 @@ def format_score(value: float) -> str:
     return f"{round(float(value), 2) + 0.0:g}".replace("-", "−")
 
 
-# The student's answer to "several simpler subspaces", answered under the caption.
-ANSWERS = {
-    "true": " You answered True: each head attends in its own smaller subspace, so one query can follow two "
-            "relations at once, which one head of the full width cannot.",
-    "false": " You answered False, but compare the panels: one softmax row must share its weight, while each "
-             "head, in its own smaller subspace, follows one relation sharply.",
-}
+def answer_sentence(result: RelationResult, choice: str) -> str:
+    """The student's answer to "several simpler subspaces" (True is right), against what this figure shows."""
+    if not choice:
+        return ""
+    answered = "You answered True, which is right, but" if choice == "true" else "You answered False, but"
+    if not (result.subjects and result.objects):
+        missing = ("no verb from the toy lexicon" if result.verb is None
+                   else "no subject and object around its verb")
+        return (f" {answered} this sentence has {missing}, so there are not two relations to follow; with one "
+                "(the default 'the dog chased the cat'), one softmax row must share "
+                "its weight, while each head follows its own relation in its own smaller subspace.")
+    heads = (result.shares[1, 0], result.shares[2, 1])
+    shares = f"head 1 puts {share_text(heads[0])} on the subject and head 2 {share_text(heads[1])} on the object"
+    if min(heads) > 0.5:
+        if choice == "true":
+            return (f" You answered True: each head attends in its own smaller subspace ({shares}), so one query "
+                    "follows two relations at once, which one row of one head of the full width cannot.")
+        return (f" You answered False, but compare the panels: one softmax row must share its weight, while each "
+                f"head, in its own smaller subspace, follows one relation ({shares}).")
+    return (f" {answered} at temperature {format_temperature(result.temperature)} {shares}, not both more than half, "
+            "so this figure cannot show it: lower the temperature and each head puts more than half on its own "
+            "word, which one softmax row cannot do for both.")
 
 
 @register
@@ -288,7 +303,10 @@ class MultiHeadKind(VisualKind):
             f"{s}. That is the best one softmax row can do for both: its weights sum to 1, so when one word gets more "
             "than half the other gets less, and an even split is as close to both as a row gets. Its output is then "
             "the same average of the two values whichever word is the subject, while each head "
-            f"(width {k}) writes its own word's value into its own columns of the concatenation, so both survive.",
+            f"(width {k}) writes its own word's value into its own columns of the concatenation"
+            + (f". Here the two words' values are the same at head width {k} (each head's value copies only "
+               f"{quoted_list(result.value_features)}), so the concatenation cannot tell them apart either."
+               if result.swap is not None and result.swap.same_values else ", so both survive."),
         ]
         if result.verb is None:
             parts.append(f"This sentence has no verb, so the figure shows the first word, '{query}'.")
@@ -296,7 +314,7 @@ class MultiHeadKind(VisualKind):
                                                    zip(result.tokens, row)) for name, row in zip(ROWS, result.scores))
         parts.append(f"Scores of '{query}' (q·k/√d_k; weights = softmax(score / "
                      f"{format_temperature(result.temperature)})): {scores}.")
-        return " ".join(parts) + unknown_caption(result.unknown) + ANSWERS.get(params.choice, "")
+        return " ".join(parts) + unknown_caption(result.unknown) + answer_sentence(result, params.choice)
 
     def draw(self, params: MultiHeadParams, result: RelationResult, inches):
         from app.plots.multi_head import draw_relations
