@@ -157,6 +157,8 @@ def test_what_the_explanations_say_of_every_sentence_holds(bank):
     assert len(sentences) == 5
     for sentence in sentences:
         characters = head_characters(run(sentence).attentions)
-        assert sum(characters.label(0, head) == "cls" for head in range(12)) == 0  # "the first layer ... none parked"
+        assert sum(characters.label(0, head) == "cls" for head in range(12)) == 0  # "the first layer has none parked"
+        # "one of its heads follows the previous token, and the others spread their weight broadly"
+        assert [characters.label(0, head) for head in range(12)] == ["broad"] * 2 + ["previous"] + ["broad"] * 9
         assert characters.label(4, 5) == "cls"  # layer 5 head 6: "the head has parked its weight"
         assert characters.label(1, 8) == "next"  # layer 2 head 9 "mostly looks at the next token"

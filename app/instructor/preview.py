@@ -12,7 +12,6 @@ from ..bank import banks
 from ..bank.variants import MAX_SEED, VariantError, draw, has_params, instantiate, parse_seed
 from ..errors import BadInput
 from ..grading import correct_answer
-from ..markup import render_inline
 from ..web.visual_views import visual_view
 from .views import bp
 
@@ -51,6 +50,6 @@ def preview_question(bank_id: str, question_id: str):
         key=key, visual=visual, number=index + 1,
         previous=bank.questions[index - 1] if index > 0 else None,
         following=bank.questions[index + 1] if index + 1 < len(bank.questions) else None,
-        stale_errors=registry.errors.get(stale_file, ()) if stale_file else (), render_inline=render_inline,
+        stale_errors=registry.errors.get(stale_file, ()) if stale_file else (),
         max_seed=MAX_SEED,
     )

@@ -42,6 +42,13 @@ RENDER_LOCK = threading.Lock()
 PNG_COMPRESS_LEVEL = 3
 
 
+def inch_axes(figure: Figure, left: float, top: float, width: float, height: float):
+    """Axes `width` × `height` inches, `left` and `top` inches from the figure's top-left corner."""
+    figure_width, figure_height = figure.get_size_inches()
+    return figure.add_axes((left / figure_width, 1 - (top + height) / figure_height, width / figure_width,
+                            height / figure_height))
+
+
 def new_figure(width: float, height: float, layout: str | None = "constrained") -> Figure:
     """A pyplot-free figure of width × height inches on an Agg canvas, at the pages' DPI.
 

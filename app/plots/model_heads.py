@@ -13,19 +13,12 @@ from app.visuals.kinds.model_heads import (BAR_ROOM, EDGE, FONT, GRID_COLUMNS, G
                                            TITLE, TITLE_PAD, grid_side, legend_height, legend_lines)
 from app.visuals.model import CHARACTER_LETTERS, CHARACTERS, FOCUSED_BELOW, SHARE_MARK, beside, drawable
 
-from .figure import (ANSWER_STYLE, PREDICTED_STYLE, SEQUENTIAL, TICK, cells, line_height, new_figure,
+from .figure import (ANSWER_STYLE, inch_axes, PREDICTED_STYLE, SEQUENTIAL, TICK, cells, line_height, new_figure,
                      prediction_legend, text_width)
 
 LEGEND = "P previous token, N next, C [CLS], S [SEP], b broad"
 LINK_SPAN = 2.2  # inches between the query and the key columns at most
 LINK_COLOUR = np.array([0.19, 0.41, 0.56])  # viridis at 0.35: a blue that reads on white at any opacity
-
-
-def _box(figure: Figure, left: float, top: float, width: float, height: float):
-    """Axes `width` × `height` inches, `left` and `top` inches from the figure's top-left corner."""
-    figure_width, figure_height = figure.get_size_inches()
-    return figure.add_axes((left / figure_width, 1 - (top + height) / figure_height, width / figure_width,
-                            height / figure_height))
 
 
 def _labels(tokens) -> list[str]:
@@ -44,7 +37,7 @@ def draw_links(result, inches: tuple[float, float]) -> Figure:
     label_width = text_width(figure, labels, FONT)
     top = EDGE + 2 * line_height(TITLE) + TITLE_PAD
     span = min(width - 2 * (EDGE + label_width + TICK), LINK_SPAN)  # steep enough to see where a line goes
-    ax = _box(figure, EDGE + label_width + TICK, top, span, n * PITCH)
+    ax = inch_axes(figure, EDGE + label_width + TICK, top, span, n * PITCH)
     ax.set_axis_off()
     ax.set(xlim=(0, 1), ylim=(n - 0.5, -0.5))
     queries, keys = np.indices(weights.shape)  # (N, N) each
@@ -69,7 +62,7 @@ def draw_links(result, inches: tuple[float, float]) -> Figure:
                 f"layer {result.layer + 1}, head {head + 1}\nqueries (left) → keys (right); line = weight",
                 ha="left", va="top", fontsize=TITLE, linespacing=1.2)
     if width - span > 4:  # the wide figure: the head's character beside its links
-        _character_bars(_box(figure, width - 3.0, top, 2.6, min(1.4, max(n * PITCH - 0.5, 0.8))), result, head)
+        _character_bars(inch_axes(figure, width - 3.0, top, 2.6, min(1.4, max(n * PITCH - 0.5, 0.8))), result, head)
     return figure
 
 
@@ -117,7 +110,7 @@ def draw_grid(result, inches: tuple[float, float]) -> Figure:
         ax.text(left, upper - TITLE_PAD, f"head {head + 1}{mark}", ha="left", va="bottom", fontsize=TITLE,
                 gid=f"title-{head}")
     ax.set(xlim=(0, width), ylim=(height, 0))
-    bar = _box(figure, EDGE + 0.4, height - BAR_ROOM + 0.02 - line_height(FONT), min(width - 0.8, 3.0), 0.12)
+    bar = inch_axes(figure, EDGE + 0.4, height - BAR_ROOM + 0.02 - line_height(FONT), min(width - 0.8, 3.0), 0.12)
     colorbar = figure.colorbar(image, cax=bar, orientation="horizontal")
     colorbar.ax.tick_params(labelsize=FONT)
     colorbar.set_label("attention weight (0 to 1)", fontsize=FONT)

@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.figure import Figure
 
-from app.visuals.kinds.model_overview import GAP, LEFT, cell_side, grid_shape, mark
+from app.visuals.kinds.model_overview import COLOUR_BAR, GAP, LEFT, cell_side, grid_shape, mark
 from app.visuals.kinds.model_heads import EDGE, FONT, TITLE
 
-from .figure import SEQUENTIAL, cell_labels, line_height, new_figure
+from .figure import SEQUENTIAL, cell_labels, inch_axes, line_height, new_figure
 
 LEGEND = "P previous token, N next, C [CLS], S [SEP] (mean weight); b broad; each map: rows queries, columns keys"
 
@@ -71,6 +71,14 @@ def draw_overview(result, inches: tuple[float, float]) -> Figure:
     shown = [(x, y, text) for x, y, text in marks if text]
     cell_labels(ax, [x for x, _, _ in shown], [y for _, y, _ in shown], [text for _, _, text in shown],
                 ["black"] * len(shown), fontsize=FONT)
+    # The maps' one colour scale, 0 to 1, under the grid.
+    below, bar_height, _ = COLOUR_BAR
+    bar = inch_axes(figure, LEFT, top + rows * (title + side + GAP) - GAP + below, min(1.6, width - LEFT - 1.4),
+                    bar_height)
+    figure.colorbar(mesh, cax=bar, orientation="horizontal", ticks=[0, 0.5, 1])
+    bar.tick_params(labelsize=FONT, length=2, pad=1)
+    bar.set_xticklabels(["0", "0.5", "1"])
+    bar.text(1.04, 0.5, "attention weight", transform=bar.transAxes, ha="left", va="center", fontsize=FONT)
     under = "layer" if narrow else "head"
     figure.text(EDGE / width, EDGE / height + line_height(FONT) / height, f"columns: {under} number",
                 ha="left", va="bottom", fontsize=FONT)

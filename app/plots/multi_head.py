@@ -16,17 +16,10 @@ from app.visuals.base import estimated_width
 from app.visuals.kinds.attention_playground import BAR, short
 from app.visuals.kinds.multi_head import ROWS
 
-from .figure import (COLORBAR_PAD, EDGE, LABEL_PAD, TICK, TITLE_PAD, cell_labels, contrasting_colours, fixed_grid,
+from .figure import (COLORBAR_PAD, inch_axes, EDGE, LABEL_PAD, TICK, TITLE_PAD, cell_labels, contrasting_colours, fixed_grid,
                      heatmap, line_height, new_figure, text_width)
 
 FONT, TITLE = 8.0, 9.0  # cell numbers 8 pt: 11 px in the narrow image, shown at about its own size on a phone
-
-
-def _box(figure: Figure, left: float, top: float, width: float, height: float):
-    """Axes `width` × `height` inches, `left` and `top` inches from the figure's top-left corner."""
-    figure_width, figure_height = figure.get_size_inches()
-    return figure.add_axes((left / figure_width, 1 - (top + height) / figure_height, width / figure_width,
-                            height / figure_height))
 
 
 def _stack(figure: Figure, left: float, right: float, panels):
@@ -36,7 +29,7 @@ def _stack(figure: Figure, left: float, right: float, panels):
     unit = free / sum(weight for _, weight, _ in panels)
     axes, top = [], 0.0
     for above, weight, below in panels:
-        axes.append(_box(figure, left, top + above, right - left, weight * unit))
+        axes.append(inch_axes(figure, left, top + above, right - left, weight * unit))
         top += above + weight * unit + below
     return axes
 
@@ -80,7 +73,7 @@ def draw_heads(result, inches: tuple[float, float], plan) -> Figure:
     if plan is not None:
         small = {"labelsize": FONT}
         for head in range(num_heads):
-            ax = _box(figure, plan.left, EDGE + line_height(TITLE) + TITLE_PAD + head * plan.pitch, plan.side,
+            ax = inch_axes(figure, plan.left, EDGE + line_height(TITLE) + TITLE_PAD + head * plan.pitch, plan.side,
                       plan.side)
             image = _head(ax, result, head, labels, plan.numbered, True,
                           {"labelrotation": 90 if plan.upright else 0, **small}, small)
@@ -90,7 +83,7 @@ def draw_heads(result, inches: tuple[float, float], plan) -> Figure:
             ax.xaxis.label.set_fontsize(FONT)
             ax.yaxis.label.set_fontsize(FONT)
         room = inches[0] - plan.left - EDGE
-        bar = _box(figure, plan.left + 0.15, EDGE + num_heads * plan.pitch, min(room, 2.6) - 0.3, BAR)
+        bar = inch_axes(figure, plan.left + 0.15, EDGE + num_heads * plan.pitch, min(room, 2.6) - 0.3, BAR)
         colorbar = figure.colorbar(image, cax=bar, orientation="horizontal")
         colorbar.ax.tick_params(labelsize=FONT)
         colorbar.set_label("attention weight (0 to 1)", fontsize=FONT)
@@ -226,7 +219,8 @@ def draw_relations(result, inches: tuple[float, float]) -> Figure:
     query, joint = short(result.tokens[result.query]), "\n" if narrow else " "
     _rows(one_ax, result.weights[:1], ROWS[:1], None, upright,
           f"query '{query}':{joint}one head, width {result.d_model}", tight)
-    idle = "" if result.num_heads == 2 else f" (heads 3–{result.num_heads} idle)"
+    idle = ("" if result.num_heads == 2 else " (head 3 idle)" if result.num_heads == 3
+            else f" (heads 3–{result.num_heads} idle)")
     _rows(heads_ax, result.weights[1:], ROWS[1:], keys, upright,
           f"{result.num_heads} heads, width {result.head_dim} each{idle}", tight)
     heads_ax.set_xlabel("\n".join(key_title), fontsize=FONT)

@@ -11,7 +11,7 @@ from matplotlib.figure import Figure
 
 from app.visuals.kinds.qkv_projections import MAX_NAMED_COLUMNS, NARROW_FONT, NARROW_TITLE, cell_text
 
-from .figure import (COLORBAR_PAD, DIVERGING, EDGE, LABEL_PAD, TICK, TITLE_PAD, cell_labels, contrasting_colours,
+from .figure import (COLORBAR_PAD, inch_axes, DIVERGING, EDGE, LABEL_PAD, TICK, TITLE_PAD, cell_labels, contrasting_colours,
                      fixed_grid, heatmap, line_height, new_figure, text_width)
 
 
@@ -100,10 +100,7 @@ def draw_qkv_narrow(result, panels: dict, inches: tuple[float, float]) -> Figure
     """
     width, height = inches
     figure = new_figure(width, height, layout=None)
-
-    def axes_at(panel):
-        return figure.add_axes((panel.left / width, 1 - (panel.top + panel.height) / height,
-                                panel.width / width, panel.height / height))
+    axes_at = lambda panel: inch_axes(figure, panel.left, panel.top, panel.width, panel.height)  # noqa: E731
 
     small = {"labelsize": NARROW_FONT}
     titles = {"loc": "left", "fontsize": NARROW_TITLE}

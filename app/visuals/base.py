@@ -250,6 +250,3 @@ def pixel_size(inches: tuple[float, float], image_format: Literal["png", "svg"] 
     # (matplotlib's FigureCanvasBase.get_width_height): 4.14 in is 413.99999999999994 px, drawn as 414.
     return int(width * DPI + 1e-8), int(height * DPI + 1e-8)
 
-
-__all__ = ["Computed", "Control", "DPI", "LAYOUTS", "NARROW_WIDTH", "OnOff", "chosen", "option_choice", "Rendered", "SCALES", "Sentence", "VisualKind",
-           "VisualParams", "WIDTH", "estimated_width", "line_height", "pixel_size"]

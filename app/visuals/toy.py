@@ -334,31 +334,3 @@ def averaging_self_attention(d_model: int, seed: int = 0, score_std: float = 1.0
     identity = np.eye(d_model)
     return MultiHeadAttention(w_q=w_q, w_k=w_k, w_v=identity, w_o=identity, num_heads=1)
 
-
-__all__ = [
-    "ARGUMENT_CATEGORIES",
-    "FEATURE_COUNT",
-    "FEATURE_INDEX",
-    "FEATURE_NAMES",
-    "HEAD_ROLES",
-    "LEXICON",
-    "MAX_TOKENS",
-    "NOUN_HEAD",
-    "Projections",
-    "ROLE_STRENGTH",
-    "SIDE_COLUMN",
-    "VERB_HEAD",
-    "WordInfo",
-    "averaging_self_attention",
-    "column_names",
-    "constructed_multi_head",
-    "embed",
-    "first_verb",
-    "lookup",
-    "one_head_for_both",
-    "project_qkv",
-    "relation_heads",
-    "subject_object_inputs",
-    "tokenize",
-    "unknown_words",
-]

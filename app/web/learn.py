@@ -52,7 +52,7 @@ def toy_vocabulary() -> list[tuple[str, list[str]]]:
 
 @bp.get("/")
 def index():
-    return render_template("learn/index.html", pages=PAGES)
+    return render_template("learn/index.html")
 
 
 @bp.get("/<page>")

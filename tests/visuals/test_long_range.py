@@ -203,6 +203,16 @@ def test_figure_draws_the_three_options_from_the_numbers():
     assert framed(figure) == [False, False, False]
 
 
+@pytest.mark.parametrize("distance, shorter", [(1, True), (4, True), (5, False), (9, False)])
+def test_a_short_lstm_bar_under_true_says_the_blocks_count_stays_while_the_lstms_grows(distance, shorter):
+    """At n = k + 1 < 6 the LSTM runs fewer products than the block's 6, under the title "true"."""
+    _, result, figure, _, _ = computed(KIND, {"max_distance": 40, "distance": distance})
+    products_ax = figure.axes[1]
+    assert (result.lstm_products < len(result.block)) == shorter
+    note = "\nblock: 6 at any n; LSTM: n"
+    assert products_ax.get_xlabel() == f"matrix products in order (n = {distance + 1})" + (note if shorter else "")
+
+
 @pytest.mark.parametrize("choice", ["fewer-parameters", "hardware,long-range", "long-range,fewer-parameters"])
 def test_the_ticked_options_are_framed_and_named(choice):
     _, result, figure, alt, caption = computed(KIND, {"choice": choice})

@@ -131,6 +131,11 @@ def test_alt_names_each_tokens_strongest_keys_with_ties_and_the_heads_character(
             f"{shares[3]} on [SEP]; row entropy {on_its_side(entropy, FOCUSED_BELOW)} nats") in alt
     assert alt.count(", so focused.") + alt.count(", so broad.") == 1
     assert (", so focused." in alt) == (entropy < FOCUSED_BELOW)
+    # The caption shows the same numbers (the focused-or-broad question sends the student to it, and the phone's
+    # figure has no room for the bars).
+    caption = KIND.caption(params, result)
+    assert (f"Layer {layer}, head {head} puts on average {shares[0]} on the previous token" in caption
+            and f"row entropy {on_its_side(entropy, FOCUSED_BELOW)} nats" in caption)
 
 
 @settings(max_examples=12, deadline=None)

@@ -80,8 +80,13 @@ def test_every_head_is_drawn_from_its_weights_with_its_mark(sentence, layout):
     params = KIND.parse({"sentence": sentence})
     result = KIND.compute(params)
     figure = KIND.draw(params, result, KIND.figure_inches(params, layout, result))
-    (ax,) = figure.axes
+    ax, bar = figure.axes  # the maps, and their colour bar
     (mesh,) = [c for c in ax.collections if c.get_gid() == "maps"]  # the 72 maps, one mesh (the gaps masked)
+    # One scale for every map, 0 to 1, shown under the grid (the alt text's "weights from 0 to 1").
+    assert [t.get_text() for t in bar.get_xticklabels()] == ["0", "0.5", "1"] and bar.get_xlim() == (0.0, 1.0)
+    assert [t.get_text() for t in bar.texts] == ["attention weight"]
+    assert bar.get_position().y1 < ax.transAxes.inverted().transform(ax.transData.transform(
+        mesh.get_coordinates()[-1, 0]))[1]  # below the lowest map
     values, corners = mesh.get_array(), mesh.get_coordinates()  # (cells down, across); (.. + 1, .. + 1, 2) inches
     attentions = run(sentence).attentions
     n = attentions.shape[-1]
@@ -118,5 +123,14 @@ def test_labels_stay_inside_the_figure_and_apart(layout):
     from .test_model_heads import assert_labels_apart
 
     params = KIND.parse({"sentence": SENTENCES[0]})
+    result = KIND.compute(params)
+    assert_labels_apart(KIND.draw(params, result, KIND.figure_inches(params, layout, result)))
+
+
+@pytest.mark.parametrize("layout", ["wide", "narrow"])
+def test_labels_the_colour_bar_and_the_legend_stay_inside_the_figure_and_apart(layout):
+    from .test_model_heads import LONG, assert_labels_apart
+
+    params = KIND.parse({"sentence": LONG})
     result = KIND.compute(params)
     assert_labels_apart(KIND.draw(params, result, KIND.figure_inches(params, layout, result)))

@@ -353,3 +353,13 @@ def test_a_soft_figure_does_not_claim_the_heads_follow_their_relations_sharply()
     hot = KIND.describe(KIND.parse({"temperature": 20, "choice": "false"})).caption
     assert "sharply" not in hot and "head 1 puts 0.27 on the subject and head 2 0.27 on the object" in hot
     assert "cannot show it: lower the temperature" in hot
+
+
+@pytest.mark.parametrize("num_heads, d_model, words", [(2, 32, ""), (3, 9, " (head 3 idle)"),
+                                                       (4, 32, " (heads 3–4 idle)")])
+def test_the_heads_panel_names_its_idle_heads(num_heads, d_model, words):
+    params = KIND.parse({"num_heads": num_heads, "d_model": d_model})
+    result = KIND.compute(params)
+    figure = KIND.draw(params, result, KIND.figure_inches(params))
+    titles = [ax.get_title(loc="left") for ax in figure.axes]
+    assert f"{num_heads} heads, width {result.head_dim} each{words}" in titles

@@ -132,7 +132,7 @@ def check_claims(length: int, d_model: int, train_length: int, choice: str) -> N
     if train_length < length:
         trained = naive_encoding(train_length, d_model)
         assert np.max(np.abs(trained - encoding[:train_length])) < 1e-9
-        assert f"get the same encoding whether the engine computes {train_length} or {length} positions" in alt
+        assert f"the same encoding whether the engine computes {train_length} or {length} positions" in alt
         unseen = float(distances[train_length:, :train_length].min())
         assert number_after("no position past training comes closer than", alt) == pytest.approx(unseen, rel=6e-3)
         assert unseen > 0
@@ -311,3 +311,11 @@ def test_params_cross_checks():
         (("params", "length"), "length must be at most 512, got '513'")
     ]
     assert kind.parse({"length": "100", "d_model": "16", "train_length": "50"}).d_model == 16
+
+
+@pytest.mark.parametrize("train_length, words", [(1, "position 0 gets the same encoding"),
+                                                 (2, "the first 2 positions get the same encoding")])
+def test_the_positions_before_the_training_length_are_named_in_good_english(train_length, words):
+    kind = get_kind(KIND)
+    alt = kind.describe(kind.parse({"train_length": train_length})).alt
+    assert words in alt and "the first 1 position" not in alt

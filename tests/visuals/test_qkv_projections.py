@@ -78,8 +78,12 @@ def test_shapes_largest_entries_and_scale_hold_for_every_input(sentence, d_model
     limit = np.abs(x).max()
     for name, w in (("Q", weights.w_q), ("K", weights.w_k), ("V", weights.w_v)):
         product = naive_matmul(x, w)
-        value, token, column = re.search(rf"\b{name} ([+-]\d+\.\d\d) \(token '([^']+)', column (\d+)\)", alt).groups()
-        assert (value, token, int(column)) in largest_entries(product, tokens), name
+        if not product.any():
+            assert f"{name} all 0" in alt
+        else:
+            value, token, column = re.search(rf"\b{name} ([+-]\d+\.\d\d) \(token '([^']+)', column (\d+)\)",
+                                             alt).groups()
+            assert (value, token, int(column)) in largest_entries(product, tokens), name
         limit = max(limit, np.abs(product).max(), np.abs(w).max())
     assert f"from {-limit:.2f} to {limit:.2f}" in alt
     unknown = unknown_words(tokens)
@@ -225,3 +229,10 @@ def test_no_cell_shows_minus_zero(layout):
     figure = KIND.draw(params, result, KIND.figure_inches(params, layout, result))
     labels = [label for _, c in number_collections(figure) for label in c.cell_texts]
     assert labels and not [label for label in labels if label in ("-0.0", "\u22120.0")]
+
+
+def test_an_all_zero_projection_is_called_all_zero_not_given_a_largest_entry():
+    kind = get_kind("qkv-projections")
+    result = kind.compute(kind.parse({"sentence": "and"}))
+    assert not (result.q.any() or result.k.any() or result.v.any())
+    assert "Largest |entry|: Q all 0; K all 0; V all 0." in kind.describe(kind.parse({"sentence": "and"})).alt

@@ -156,8 +156,12 @@ def test_every_number_is_the_engines_and_every_claim_holds(p):
                     f"(score {sl.format_number(scores.max())}); hard lookup picks '{k_tokens[best[0]]}' with "
                     "weight 1") in alt
         feature = int(np.argmax(result.soft_output[row]))
-        assert (f"soft output {sl.VALUE_FEATURES[feature]} {result.soft_output[row, feature]:.2f} vs hard "
-                f"{result.hard_output[row, feature]:.2f}") in alt
+        if result.soft_output[row].any() or result.hard_output[row].any():
+            assert (f"soft output {sl.VALUE_FEATURES[feature]} {result.soft_output[row, feature]:.2f} vs hard "
+                    f"{result.hard_output[row, feature]:.2f}") in alt
+        else:
+            assert not result.values.any()  # soft weights are positive and values are not negative
+            assert "soft and hard outputs 0 on every value feature, as every key's value is 0" in alt
         # A near tie (equal at the shown rounding, but not equal) is named, with the digits that separate them.
         shown_best = sl.format_number(scores.max())
         near = [j for j in range(n_keys) if j not in best and sl.format_number(scores[j]) == shown_best]
@@ -355,3 +359,24 @@ def test_a_split_panel_names_its_columns_keys_or_features():
             noun = "keys" if placement.col_title == "key" else "features"
             assert f"({noun} {placement.start + 1} to {placement.stop})" in placement.title, placement.title
     assert any("(features 1 to" in p.title for p in placements)  # the case the phone layout meets
+
+
+@pytest.mark.parametrize("choice", ["true", "false"])
+def test_with_tied_best_keys_nothing_says_low_temperatures_reach_the_one_hot_pick(choice):
+    """park·house = park·tree = 2: as T → 0 the soft weights go to 0.5 and 0.5, not to panel 6's pick of the first."""
+    params = KIND.parse({"queries": "park", "keys": "house tree", "temperature": 0.05, "choice": choice})
+    result = KIND.compute(params)
+    np.testing.assert_allclose(result.soft_weights[0], [0.5, 0.5])
+    caption = KIND.caption(params, result)
+    assert caption.endswith("where keys tie for the best score, the weights split evenly among them instead.")
+    untied = KIND.describe(KIND.parse({"choice": choice})).caption  # kitten and truck each have one best key
+    assert untied.endswith(sl.CHOICE_SENTENCES[choice])
+    titles = [title for group in sl.GROUPS for (_, title, *_) in group]
+    assert "6. hard lookup:\nweight 1 on best key" in titles and not any("T → 0" in title for title in titles)
+    assert "hard lookup" not in next(c.label for c in KIND.controls if c.name == "temperature")
+
+
+def test_a_query_whose_keys_have_no_value_features_names_no_feature():
+    alt = KIND.describe(KIND.parse({"queries": "the", "keys": "on in"})).alt
+    assert "soft and hard outputs 0 on every value feature, as every key's value is 0" in alt
+    assert "soft output animal" not in alt

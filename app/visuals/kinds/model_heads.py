@@ -200,6 +200,10 @@ class ModelHeadsKind(VisualKind):
         if len(result.heads) > 1:
             text += (" Choose one head to follow it token by token; the figure's description lists where each "
                      "token attends most in every head.")
+        else:  # the one head's numbers, which the phone's figure has no room for
+            (head,) = result.heads
+            text += (f" Layer {result.layer + 1}, head {head + 1} puts "
+                     f"{character_sentence(result.characters, result.layer, head)}.")
         return text + font_sentence(result.tokens)
 
     def draw(self, params: ModelHeadsParams, result: ModelHeadsResult, inches):

@@ -17,7 +17,8 @@ from .model_heads import EDGE, FONT, MODEL, TITLE
 
 GAP = 0.04  # inches between neighbouring maps
 LEFT = EDGE + 0.55  # the row labels ('layer 1' or 'head 12')
-UNDER = 7 / 72 + 2 * line_height(FONT) + EDGE  # the column labels and the legend
+COLOUR_BAR = (0.26, 0.09, 0.08)  # inches: from the maps' bottom to the colour bar, its height, and below it
+UNDER = 7 / 72 + sum(COLOUR_BAR) + 2 * line_height(FONT) + EDGE  # the column labels, the colour bar, the legend
 
 
 class ModelOverviewParams(VisualParams):
@@ -82,7 +83,7 @@ class ModelOverviewKind(VisualKind):
         characters = result.characters
         parts = [f"All {NUM_LAYERS * NUM_HEADS} attention heads of {MODEL} ({NUM_LAYERS} layers × {NUM_HEADS} heads) "
                  f"on '{' '.join(result.tokens)}' ({len(result.tokens)} tokens), one small map per head, rows are "
-                 "queries and columns are keys, weights from 0 to 1."]
+                 "queries and columns are keys, weights from 0 to 1 on the one colour scale of the bar under the maps."]
         for character in CHARACTERS:
             values = characters.share(character)
             best = top_heads(values)
@@ -111,7 +112,7 @@ class ModelOverviewKind(VisualKind):
         return (HEADS_CAPTION.format(model=MODEL, focused=FOCUSED_BELOW)
                 + f" A map's letter names where at least {SHARE_MARK:g} of its weight goes on average: P the previous "
                 "token, N the next, C [CLS], S [SEP] (with that share); b a broad head with no such place; no letter "
-                f"(–) a focused head with no such place. Here: {tally}. " + "; ".join(rows) + "."
+                f"(– in the list below) a focused head with no such place. Here: {tally}. " + "; ".join(rows) + "."
                 + font_sentence(result.tokens))
 
     def draw(self, params: ModelOverviewParams, result: ModelOverviewResult, inches):

@@ -198,8 +198,9 @@ class PositionEncodingKind(VisualKind[PositionEncodingResult]):
             unseen = (f"position {train_length} is" if train_length == length - 1
                       else f"positions {train_length} to {length - 1} are")
             alt += (
-                f"Past the training length {train_length}, {unseen} defined by the same formula: the first "
-                f"{plural(train_length, 'position')} get the same encoding whether the engine computes {train_length} "
+                f"Past the training length {train_length}, {unseen} defined by the same formula: "
+                + ("position 0 gets" if train_length == 1 else f"the first {train_length} positions get")
+                + f" the same encoding whether the engine computes {train_length} "
                 f"or {length} positions (difference {format_small(result.prefix_difference)}), and no position past "
                 f"training comes closer than {format_small(result.unseen_min_distance)} to a trained one. "
             )

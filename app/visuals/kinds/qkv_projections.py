@@ -144,7 +144,8 @@ class QkvProjectionsKind(VisualKind):
         largest = []
         for name, matrix in (("Q", result.q), ("K", result.k), ("V", result.v)):
             row, column = np.unravel_index(int(np.argmax(np.abs(matrix))), matrix.shape)
-            largest.append(f"{name} {matrix[row, column]:+.2f} (token '{result.tokens[row]}', column {column + 1})")
+            largest.append(f"{name} {matrix[row, column]:+.2f} (token '{result.tokens[row]}', column {column + 1})"
+                           if matrix.any() else f"{name} all 0")
         text = (
             f"Input embeddings X ({n}×{d_model}: {plural(n, 'token')} '{' '.join(result.tokens)}' × {d_model} "
             f"features) are the layer's input. Queries, keys and values are computed from X by the learned "

@@ -180,13 +180,27 @@ def query_words(result: SoftLookupResult, row: int) -> tuple[str, str]:
                     f"'{keys[best[0]]}' is higher ({high} against {low}), so the hard lookup picks '{keys[best[0]]}'")
         ties = f"{ties} {near_tie}.".strip()
     feature = int(np.argmax(result.soft_output[row]))
+    if result.soft_output[row].any() or result.hard_output[row].any():
+        outputs = (f"soft output {VALUE_FEATURES[feature]} {format_weight(result.soft_output[row, feature])} "
+                   f"vs hard {format_weight(result.hard_output[row, feature])}")
+    else:  # no key has any of the value features (e.g. 'on', 'in'): nothing to name
+        outputs = "soft and hard outputs 0 on every value feature, as every key's value is 0"
     return "; ".join([
         f"Query '{query}' scores the keys " + ", ".join(f"{k} {format_number(s)}" for k, s in zip(keys, scores)),
         lookup,
-        f"soft output {VALUE_FEATURES[feature]} {format_weight(result.soft_output[row, feature])} "
-        f"vs hard {format_weight(result.hard_output[row, feature])}",
+        outputs,
         *([near_tie] if near is not None else []),
     ]), ties
+
+
+def choice_sentence(result: SoftLookupResult, choice: str) -> str:
+    """The caption's last sentence for the student's answer ("" for none, or for "true,false"): with tied best keys
+    the soft weights approach an even split among them, not panel 6's one-hot pick."""
+    sentence = CHOICE_SENTENCES.get(choice, "")
+    if sentence and any(np.count_nonzero(row == row.max()) > 1 for row in result.scores):
+        sentence = sentence[:-1] + (" where one key scores highest; where keys tie for the best score, the weights "
+                                    "split evenly among them instead.")
+    return sentence
 
 
 # --- the student's prediction on panel 3 ------------------------------------------------------------
@@ -250,7 +264,7 @@ GROUPS = (
      ("soft", "3. soft weights =\nsoftmax of row", "query", "key")),
     (("values", "4. values V\n(each key's value)", "key", "value feature"),
      ("soft_output", "5. soft output =\nweights · values", "query", "value feature")),
-    (("hard", "6. hard lookup (T → 0):\nweight 1 on best key", "query", "key"),
+    (("hard", "6. hard lookup:\nweight 1 on best key", "query", "key"),
      ("hard_output", "7. hard output =\nbest key's value", "query", "value feature")),
 )
 
@@ -368,7 +382,7 @@ class SoftLookupKind(VisualKind):
     title = "Attention as a soft dictionary lookup"
     Params = SoftLookupParams
     controls = (
-        Control("temperature", "Softmax temperature (lower = closer to hard lookup)", "float",
+        Control("temperature", "Softmax temperature (lower = sharper weights)", "float",
                 min=TEMPERATURE_MIN, max=TEMPERATURE_MAX, step=TEMPERATURE_STEP),
         Control("queries", f"Query words (up to {MAX_QUERIES})", "text", max_length=80,
                 help="Words to look up, separated by spaces, e.g. kitten truck."),
@@ -448,5 +462,5 @@ class SoftLookupKind(VisualKind):
             f"towards 1/{len(result.key_tokens)} = {format_weight(1 / len(result.key_tokens))} each.",
             *(query_words(result, row)[1] for row in range(len(result.query_tokens))),
             "Numbers are rounded to 2 decimals. Constructed illustration, not a trained model.",
-            CHOICE_SENTENCES.get(params.choice, ""),  # nothing for "true,false"
+            choice_sentence(result, params.choice),
         ]))
