@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+from datetime import datetime, timedelta, timezone
 from contextlib import contextmanager
 from html.parser import HTMLParser
 
@@ -84,12 +85,13 @@ def register(app, lms: Platform) -> str:
 
 
 @contextmanager
-def serve_tool(lms: Platform, folder, bank_name: str, bank_yaml: str):
+def serve_tool(lms: Platform, folder, bank_name: str, bank_yaml: str, **config):
     """The tool on a live server of its own, over one bank in `folder`, registered with `lms`."""
     (folder / "quizzes").mkdir()
     (folder / "quizzes" / bank_name).write_text(bank_yaml)
     app = create_app({"TESTING": True, "SECRET_KEY": "lti-test-secret", "QUIZ_DIR": str(folder / "quizzes"),
-                      "DATABASE_URL": f"sqlite:///{folder / 'tool.sqlite3'}", "RATE_LIMIT_SUBMIT": "1000 per minute"})
+                      "DATABASE_URL": f"sqlite:///{folder / 'tool.sqlite3'}", "RATE_LIMIT_SUBMIT": "1000 per minute",
+                      **config})
     with LiveServer(app) as server:
         lms.tool_url = server.url
         server.registered = register(app, lms)
@@ -433,6 +435,36 @@ def test_a_login_for_an_unregistered_platform_is_refused(tool):
     refused = requests.get(f"{tool.url}/lti/login", params={
         "iss": "https://lms.example.org", "login_hint": "u", "target_link_uri": f"{tool.url}/lti/launch"})
     assert refused.status_code == 400 and "No platform is registered for issuer" in refused.text
+
+
+def test_a_flood_of_logins_from_one_address_is_refused_before_it_stores_anything(lms, tmp_path):
+    """Each login stores a nonce row, and the issuer and client id are no secret (every student's browser carries
+    them): logins count against the address's attempt starts, their rows live 10 minutes, and the sweep of expired
+    rows goes through an index, at most once a minute."""
+    from sqlalchemy import func, inspect, select
+
+    shared_tool = lms.tool_url  # the module's tool, which the platform launches again after this test
+    try:
+        with serve_tool(lms, tmp_path, "demo.yaml", BANK, RATE_LIMIT_ATTEMPTS_PER_ADDRESS="4 per minute") as server:
+            params = {"iss": lms.issuer, "client_id": lms.client_id, "login_hint": "u",
+                      "target_link_uri": f"{server.url}/lti/launch"}
+            codes = [requests.get(f"{server.url}/lti/login", params=params, allow_redirects=False).status_code
+                     for _ in range(6)]
+            assert codes == [302] * 4 + [429] * 2
+            refused = requests.get(f"{server.url}/lti/login", params=params, allow_redirects=False)
+            assert int(refused.headers["Retry-After"]) >= 1
+            assert "opened the quiz from the LMS more often" in refused.text
+            with server.app.app_context():
+                with db.engine().connect() as connection:
+                    rows, latest = connection.execute(
+                        select(func.count(), func.max(store.launch_data.c.expires_at))).one()
+                    indexed = [i["column_names"] for i in inspect(connection).get_indexes("lti_launch_data")]
+            assert 4 <= rows <= 8  # the four logins' nonces and states; nothing for the refused ones
+            latest = latest if latest.tzinfo else latest.replace(tzinfo=timezone.utc)
+            assert latest - datetime.now(timezone.utc) <= timedelta(seconds=600)
+            assert ["expires_at"] in indexed
+    finally:
+        lms.tool_url = shared_tool
 
 
 def test_the_jwks_publishes_the_key_the_platform_verified(tool, lms):

@@ -7,6 +7,7 @@ The tables live on `app.db.metadata`, so `flask init-db` (app.db.migrate) create
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -70,8 +71,10 @@ launch_data = Table(
     "lti_launch_data", metadata,
     Column("key", String(255), primary_key=True),
     Column("value", Text, nullable=False),
-    Column("expires_at", DateTime(timezone=True), nullable=False),
+    Column("expires_at", DateTime(timezone=True), nullable=False, index=True),  # the sweep's range
 )
+EXPIRED_SWEEP_SECONDS = 60  # how often a process deletes expired launch data (not on every login: see put_value)
+_last_sweep = 0.0
 
 # One placement of the tool in a course: (platform, deployment, context, resource link), with its bank and
 # the grade service endpoints the platform last sent for it.
@@ -107,6 +110,8 @@ def _add_new_columns(target, connection, **kw) -> None:
         connection.execute(text("ALTER TABLE lti_attempts ADD COLUMN attempt_number INTEGER"))
         connection.execute(text("CREATE UNIQUE INDEX uq_lti_attempts_number "
                                 "ON lti_attempts (link_id, user_sub, attempt_number)"))
+    for index in launch_data.indexes:  # a table made before the index had it
+        index.create(connection, checkfirst=True)
 
 
 attempt_users = Table(
@@ -285,9 +290,14 @@ def public_jwks() -> dict:
 # --- launch data (nonces, launches) -----------------------------------------------------------------
 
 def put_value(key: str, value: Any, lifetime_seconds: float) -> None:
+    """Store launch data until it expires. Expired rows are swept at most once a minute per process, through the
+    index on expires_at: a sweep on every login held SQLite's write lock for a scan of the whole table."""
+    global _last_sweep
     expires = db.now() + timedelta(seconds=lifetime_seconds)
     with _connect() as connection:
-        connection.execute(delete(launch_data).where(launch_data.c.expires_at < db.now()))
+        if time.monotonic() - _last_sweep > EXPIRED_SWEEP_SECONDS:
+            _last_sweep = time.monotonic()
+            connection.execute(delete(launch_data).where(launch_data.c.expires_at < db.now()))
         connection.execute(delete(launch_data).where(launch_data.c.key == key))
         connection.execute(insert(launch_data).values(key=key, value=json.dumps(value), expires_at=expires))
 

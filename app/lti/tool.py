@@ -18,12 +18,14 @@ from pylti1p3.session import SessionService
 from pylti1p3.tool_config import ToolConfAbstract
 
 from ..errors import AppError
+from ..web.limits import charge_lti_login
 from . import store
 
 log = logging.getLogger(__name__)
 
 HTTP_TIMEOUT_SECONDS = 10  # a platform that does not answer must not hold a worker forever
 LAUNCH_DATA_SECONDS = 3600  # a deep-linking instructor has an hour to pick a bank
+LOGIN_DATA_SECONDS = 600  # a login's nonce and state, used by the launch that follows it (the state cookie: 300 s)
 CLAIM = "https://purl.imsglobal.org/spec/lti/claim/"
 RESOURCE_LINK_REQUEST = "LtiResourceLinkRequest"
 DEEP_LINKING_REQUEST = "LtiDeepLinkingRequest"
@@ -143,8 +145,9 @@ def login_redirect():
     if target.split("?")[0] != launch_url:
         raise LaunchRefused(f"The login asks to launch {target!r}, which is not this tool's launch URL "
                             f"({launch_url}). Set the platform's redirect URI and target link to it.")
+    charge_lti_login()  # before anything is stored
     oidc = FlaskOIDCLogin(flask_request, DatabaseToolConf(), session_service=sessions)
-    oidc.set_launch_data_lifetime(LAUNCH_DATA_SECONDS)
+    oidc.set_launch_data_lifetime(LOGIN_DATA_SECONDS)
     try:
         return oidc.redirect(launch_url)
     except OIDCException as error:

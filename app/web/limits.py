@@ -124,6 +124,18 @@ def charge_attempt_start() -> None:
             "and try again; attempts already started go on as before.", wait))
 
 
+def charge_lti_login() -> None:
+    """Count one LMS login for this address, against the budget of attempt starts (a launch opens one): each
+    login stores a nonce row until it expires, and the platform's issuer and client id are no secret."""
+    config = current_app.config
+    if not config.get("RATELIMIT_ENABLED", True):
+        return
+    limit = config["RATE_LIMIT_ATTEMPTS_PER_ADDRESS"]
+    _charge("lti-logins", address_key(), limit, lambda wait: TooManyAttempts(
+        f"This address (a school, a household) has opened the quiz from the LMS more often than the server allows "
+        f"({limit}). Wait {wait} seconds and open it again.", wait))
+
+
 def charge_plot_render() -> None:
     """Count one new visual (or one refused plot request) for this address and for this browser session
     (the address, for cookie-less clients); TooManyRenders past either limit.
