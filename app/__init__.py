@@ -86,6 +86,8 @@ def create_app(test_config: dict | None = None) -> Flask:
     )
     app.config.from_mapping(DEFAULTS)
     app.config.from_prefixed_env()
+    if "FLASK_SECRET_KEY" in os.environ:  # as written: from_prefixed_env reads a key of digits as a number
+        app.config["SECRET_KEY"] = os.environ["FLASK_SECRET_KEY"]
     if test_config:
         app.config.update(test_config)
     app.json.sort_keys = False  # keep documented field order in API responses

@@ -426,6 +426,8 @@ def _unreachable(error: SQLAlchemyError):
 
 def init_app(app: Flask) -> None:
     url = app.config.get("DATABASE_URL") or default_url(app)
+    if url.startswith("postgres://"):  # the scheme Heroku and Render give out, which SQLAlchemy does not know
+        url = "postgresql+psycopg://" + url.removeprefix("postgres://")
     db_engine = make_engine(url)
     app.extensions["db_engine"] = db_engine
     # Lost or refused connections and an exhausted pool; a programming error stays a logged 500.

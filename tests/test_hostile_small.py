@@ -120,3 +120,65 @@ def test_a_maths_label_does_not_duplicate_the_pages_verdict_id(small_bank, tmp_p
     assert answer_via_form(client, "small", "q", "true").status_code == 303
     page = client.get("/quiz/small/q/answer").get_data(as_text=True)
     assert page.count('id="verdict"') == 1 and page.count("(verdict)") == 2  # the author's text is kept
+
+
+def test_a_random_key_of_digits_is_used_as_written(tmp_path, monkeypatch):
+    """FLASK_* values are parsed as JSON, which made a key of digits a number (and start-up an AttributeError)."""
+    key = "".join(secrets.choice("123456789") for _ in range(48))
+    monkeypatch.setenv("FLASK_SECRET_KEY", key)
+    app = create_app({"DATABASE_URL": f"sqlite:///{tmp_path / 'x.db'}", "QUIZ_DIR": str(tmp_path)})
+    assert app.config["SECRET_KEY"] == key
+
+
+@pytest.mark.parametrize("name, value", [("RATE_LIMIT_LOGIN", 2), ("RATE_LIMIT_LOGIN", "two per minute"),
+                                         ("RATE_LIMIT_SUBMIT_PER_ADDRESS", 5), ("RATE_LIMIT_PLOTS", "")])
+def test_a_rate_limit_that_is_not_a_limit_string_stops_the_app_with_a_sentence(tmp_path, name, value):
+    """A bare number turned the sign-in limit off (Flask-Limiter skips what it cannot parse) or failed every POST."""
+    with pytest.raises(RuntimeError, match=re.escape(f"FLASK_{name} must be a rate limit like \"60 per minute\"")):
+        create_app({"TESTING": True, "SECRET_KEY": "limits-secret", "DATABASE_URL": f"sqlite:///{tmp_path / 'x.db'}",
+                    "QUIZ_DIR": str(tmp_path), name: value})
+
+
+def test_ipv6_clients_share_their_64_s_budget_and_ipv4_ones_their_address(tmp_path):
+    """15 addresses of one /64 were 15 fresh sign-in budgets."""
+    from werkzeug.security import generate_password_hash
+
+    app = create_app({"TESTING": True, "SECRET_KEY": "ipv6-secret", "DATABASE_URL": f"sqlite:///{tmp_path / 'x.db'}",
+                      "QUIZ_DIR": str(tmp_path), "RATE_LIMIT_LOGIN": "3 per minute", "WTF_CSRF_ENABLED": False,
+                      "INSTRUCTOR_PASSWORD_HASH": generate_password_hash("right", method="pbkdf2:sha256:1000")})
+    codes = [app.test_client().post("/instructor/login", data={"password": "wrong"},
+                                    environ_base={"REMOTE_ADDR": f"2001:db8:1:2::{index + 1:x}"}).status_code
+             for index in range(5)]
+    assert codes == [401, 401, 401, 429, 429]
+    other_network = app.test_client().post("/instructor/login", data={"password": "wrong"},
+                                           environ_base={"REMOTE_ADDR": "2001:db8:1:3::1"})
+    assert other_network.status_code == 401
+    from app.web.limits import client_address
+
+    for address, key in [("2001:db8:1:2:aaaa::1", "2001:db8:1:2::/64"), ("192.0.2.7", "192.0.2.7"),
+                         ("::ffff:192.0.2.7", "192.0.2.7"), ("not an address", "not an address")]:
+        with app.test_request_context(environ_base={"REMOTE_ADDR": address}):
+            assert client_address() == key
+
+
+def test_a_lone_surrogate_in_a_display_name_is_read_as_a_space_not_a_500(tmp_path):
+    app = create_app({"TESTING": True, "SECRET_KEY": "names-secret", "DATABASE_URL": f"sqlite:///{tmp_path / 'x.db'}",
+                      "QUIZ_DIR": str(resource_quizzes())})
+    response = app.test_client().post("/api/banks/attention-practice/attempts",
+                                      data='{"display_name": "a\\ud800b"}', content_type="application/json")
+    assert response.status_code == 201, response.get_data(as_text=True)
+
+
+def resource_quizzes():
+    from app.paths import resource_dir
+
+    return resource_dir("quizzes")
+
+
+def test_a_hosting_services_postgres_url_names_the_postgresql_driver(tmp_path):
+    from app import db
+
+    app = create_app({"TESTING": True, "SECRET_KEY": "url-secret", "QUIZ_DIR": str(tmp_path),
+                      "DATABASE_URL": "postgres://quiz@127.0.0.1:1/quiz", "DATABASE_AUTO_MIGRATE": False})
+    with app.app_context():
+        assert db.engine().url.drivername == "postgresql+psycopg"

@@ -11,12 +11,11 @@ from datetime import datetime, timezone
 
 from flask import (Blueprint, Response, current_app, redirect, render_template, request, stream_with_context,
                    url_for)
-from flask_limiter.util import get_remote_address
 
 from ..bank import banks
 from ..errors import AppError, NotFound
 from ..web import progress
-from ..web.limits import limiter
+from ..web.limits import client_address, limiter
 from . import auth, export, regrade, report
 from .charts import CountChart, render_png
 
@@ -61,7 +60,7 @@ def no_store(response):
 
 @bp.route("/login", methods=["GET", "POST"])
 @limiter.limit(lambda: current_app.config.get("RATE_LIMIT_LOGIN", "10 per minute"),
-               key_func=get_remote_address, methods=["POST"])
+               key_func=client_address, methods=["POST"])
 def login():
     target = auth.safe_next(request.values.get("next"))
     problem = auth.hash_problem(auth.configured_hash())

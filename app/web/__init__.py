@@ -11,7 +11,7 @@ from flask_wtf.csrf import CSRFProtect
 from .. import db
 from ..markup import render_inline, render_markdown
 from . import formats
-from .limits import TooManyRenders, limiter
+from .limits import TooManyRenders, check_limit_settings, limiter
 
 csrf = CSRFProtect()
 
@@ -76,6 +76,7 @@ def init_app(app: Flask) -> None:
 
     app.before_request(_refuse_unusable_fields)  # before CSRFProtect's own before_request
     csrf.init_app(app)
+    check_limit_settings(app.config)
     limiter.init_app(app)
     app.extensions["visual_cache"] = VisualCache(app.config["PLOT_CACHE_ENTRIES"], app.config["PLOT_CACHE_MB"] * 2**20)
     app.register_blueprint(quiz.bp)

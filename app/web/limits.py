@@ -10,6 +10,7 @@ The counters live in the app's database by default (limit_store), so they hold a
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import math
 import secrets
@@ -27,9 +28,44 @@ from . import limit_store  # noqa: F401 (registers the database:// storage schem
 log = logging.getLogger(__name__)
 
 
+IPV6_PREFIX = 64  # one host, or one home, holds a whole /64: its addresses share one budget
+
+
+def client_address() -> str:
+    """The client's address (the proxy's X-Forwarded-For when FLASK_PROXY_FIX is set), an IPv6 one as its /64: a
+    client cannot reset it by picking another address of its own network."""
+    address = get_remote_address() or "unknown"
+    try:
+        parsed = ipaddress.ip_address(address)
+    except ValueError:
+        return address
+    if parsed.version == 4:
+        return address
+    if parsed.ipv4_mapped is not None:  # ::ffff:192.0.2.7, an IPv4 client of a dual-stack socket
+        return str(parsed.ipv4_mapped)
+    return str(ipaddress.ip_network(f"{parsed}/{IPV6_PREFIX}", strict=False))
+
+
 def address_key() -> str:
-    """The client's address (the proxy's X-Forwarded-For when FLASK_PROXY_FIX is set): a client cannot reset it."""
-    return "addr:" + (get_remote_address() or "unknown")
+    return "addr:" + client_address()
+
+
+LIMIT_SETTINGS = ("RATE_LIMIT_SUBMIT", "RATE_LIMIT_SUBMIT_PER_ADDRESS", "RATE_LIMIT_PLOTS",
+                  "RATE_LIMIT_PLOTS_PER_ADDRESS", "RATE_LIMIT_LOGIN", "RATE_LIMIT_ATTEMPTS",
+                  "RATE_LIMIT_ATTEMPTS_PER_ADDRESS")
+
+
+def check_limit_settings(config) -> None:
+    """Stop the app at start-up on a limit that is not like "60 per minute": Flask-Limiter would skip it with a
+    log line on each request (a sign-in limit off), or fail every POST."""
+    for name in LIMIT_SETTINGS:
+        value = config.get(name)
+        try:
+            if not isinstance(value, str) or not parse_many(value):
+                raise ValueError
+        except ValueError:
+            raise RuntimeError(f"FLASK_{name} must be a rate limit like \"60 per minute\" or \"10 per minute; 100 "
+                               f"per hour\", not {value!r}") from None
 
 
 def session_map(key: str, value_type: type) -> dict:

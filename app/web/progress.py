@@ -80,8 +80,9 @@ class AlreadyTried(AppError):
 
 def clean_display_name(raw: str) -> str | None:
     """An optional name for the instructor's results: trimmed, single-line, bounded, control characters (a NUL,
-    which PostgreSQL cannot store, among them) read as spaces. Empty means anonymous."""
-    name = " ".join("".join(" " if unicodedata.category(char) == "Cc" else char for char in raw).split())
+    which PostgreSQL cannot store, among them) and lone surrogates (which JSON can carry and no database can store)
+    read as spaces. Empty means anonymous."""
+    name = " ".join("".join(" " if unicodedata.category(char) in ("Cc", "Cs") else char for char in raw).split())
     if len(name) > MAX_DISPLAY_NAME:
         raise BadInput(f"A display name may be at most {MAX_DISPLAY_NAME} characters.")
     return name or None
