@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import os
 import secrets
+import tempfile
 from pathlib import Path
 
 from flask import Flask
@@ -59,14 +60,27 @@ def _ensure_secret_key(app: Flask) -> None:
         )
     if key:
         return
-    # No key configured: keep a random one in the instance folder so sessions survive restarts.
+    # No key configured: keep a random one in the instance folder so sessions survive restarts. It is written
+    # to a file of its own and linked into place whole, so workers that start together all read the first one.
     path = Path(app.instance_path) / "secret_key"
     path.parent.mkdir(parents=True, exist_ok=True)
     if not path.exists():
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as handle:
-            handle.write(secrets.token_hex(32))
-    app.config["SECRET_KEY"] = path.read_text().strip()
+        fd, draft = tempfile.mkstemp(dir=path.parent, prefix=".secret_key.")  # mode 0600
+        try:
+            with os.fdopen(fd, "w") as handle:
+                handle.write(secrets.token_hex(32))
+            os.link(draft, path)
+        except FileExistsError:
+            pass  # another worker linked its key first: use that one
+        finally:
+            os.unlink(draft)
+    key = path.read_text().strip()
+    problem = secret_key_problem(key)
+    if problem:  # e.g. emptied by hand, or a copy cut short
+        raise RuntimeError(f"Refusing to start: the key in {path} {problem.removeprefix('FLASK_SECRET_KEY ')}. "
+                           "Delete the file to have a new one generated (which signs every student out), or set "
+                           "FLASK_SECRET_KEY.")
+    app.config["SECRET_KEY"] = key
 
 
 def _in_a_cli_command() -> bool:

@@ -182,3 +182,39 @@ def test_a_hosting_services_postgres_url_names_the_postgresql_driver(tmp_path):
                       "DATABASE_URL": "postgres://quiz@127.0.0.1:1/quiz", "DATABASE_AUTO_MIGRATE": False})
     with app.app_context():
         assert db.engine().url.drivername == "postgresql+psycopg"
+
+
+def _read_generated_key(folder: str, barrier) -> str:
+    from flask import Flask
+
+    from app import _ensure_secret_key
+
+    app = Flask("worker", instance_path=folder)
+    barrier.wait()  # every worker starts at once, as gunicorn's workers without --preload do
+    _ensure_secret_key(app)
+    return app.config["SECRET_KEY"]
+
+
+def test_workers_that_start_together_without_a_key_all_read_the_same_whole_one(tmp_path):
+    """The key file was created, then written: a worker in between read an empty key (every session page a 500),
+    and one that lost the create raised FileExistsError. Now it is linked into place whole."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    for round_ in range(15):
+        folder = tmp_path / f"instance-{round_}"
+        with context.Manager() as manager:
+            barrier = manager.Barrier(4)
+            with context.Pool(4) as pool:
+                keys = pool.starmap(_read_generated_key, [(str(folder), barrier)] * 4)
+        assert len(set(keys)) == 1 and secret_key_problem(keys[0]) is None, keys
+        assert [p.name for p in folder.iterdir()] == ["secret_key"]  # no draft left behind
+
+
+def test_an_emptied_key_file_stops_the_app_with_what_to_do(tmp_path, monkeypatch):
+    monkeypatch.delenv("FLASK_SECRET_KEY", raising=False)
+    (tmp_path / "instance").mkdir()
+    (tmp_path / "instance" / "secret_key").write_text("")
+    monkeypatch.setenv("FLASK_INSTANCE_PATH", str(tmp_path / "instance"))
+    with pytest.raises(RuntimeError, match="secret_key is empty. Delete the file to have a new one generated"):
+        create_app({"DATABASE_URL": f"sqlite:///{tmp_path / 'x.db'}", "QUIZ_DIR": str(tmp_path)})
