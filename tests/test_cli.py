@@ -101,7 +101,7 @@ def test_default_path_is_the_served_quiz_dir(bank_dir):
     result = flask_runner(bank_dir).invoke(args=["validate-quizzes"])
     assert result.exit_code == 1
     assert len(stdout_lines(result)) == 3
-    assert "good.yaml: demo (1 questions)" in result.stderr
+    assert "good.yaml: demo (1 question)" in result.stderr
 
 
 def test_folder_argument_checks_every_bank_in_it(bank_dir):
@@ -225,4 +225,4 @@ def test_console_script_entry_point(bank_dir, monkeypatch, capsys):
     assert exited.value.code == 1
     captured = capsys.readouterr()
     assert captured.out.splitlines() == BROKEN_LINES
-    assert "ok  good.yaml: demo (1 questions)" in captured.err
+    assert "ok  good.yaml: demo (1 question)" in captured.err

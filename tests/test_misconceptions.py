@@ -110,7 +110,7 @@ def test_misconceptions_follow_each_variant():
      "bank.yaml:12:17: questions[0].misconceptions[0].answer: a numeric question's answer is a finite number; "
      "got a list"),
     (("        answer: d\n", "        answer: h * d\n"),
-     "bank.yaml:35:17: questions[2].misconceptions[0].answer: seed 0: this answer is graded correct"),
+     "bank.yaml:35:17: questions[2].misconceptions[0].answer: with h = 4, d = 16: this answer is graded correct"),
     (("        feedback: Those are the scores over their sum.\n", ""),
      "bank.yaml:24:9: questions[1].misconceptions[0].feedback: this required field is missing"),
 ])

@@ -134,12 +134,12 @@ def test_a_condition_key_loads_and_keys_the_true_option():
 
 @pytest.mark.parametrize(("change", "expected"), [
     (("answer: focused(sentence, 1, 3)", "answer: previous_weight(sentence, 1, 3)"),
-     "bank.yaml:8:13: questions[0].answer: seed 0: the answer condition gives 0.99"),
+     "bank.yaml:8:13: questions[0].answer: with sentence = 'the cat sat on the mat': the answer condition gives 0.99"),
     (("answer: focused(sentence, 1, 3)", "answer: focused(sentence, 7, 3)"),
-     "bank.yaml:8:13: questions[0].answer: seed 0: focused(...) failed: layer must be a whole number from 1 to 6, "
-     "got 7"),
+     "bank.yaml:8:13: questions[0].answer: with sentence = 'the cat sat on the mat': focused(...) failed: layer "
+     "must be a whole number from 1 to 6, got 7"),
     (("answer: focused(sentence, 1, 3)", "answer: focused(sentence, 1)"),
-     "bank.yaml:8:13: questions[0].answer: seed 0: focused(...) failed:"),
+     "bank.yaml:8:13: questions[0].answer: with sentence = 'the cat sat on the mat': focused(...) failed:"),
     (("    params: {sentence: [\"the cat sat on the mat\"]}\n", ""),
      "bank.yaml:7:13: questions[0].answer: a true_false answer is true or false (no quotes); got 'focused(sentence, 1, "
      "3)' (a condition like"),

@@ -108,3 +108,19 @@ def test_the_preview_says_how_the_bank_gives_feedback(instructor):
                      r"1, 0.5, 0.25 of the point;", drill)
     seed = instructor.get("/instructor/preview/attention-transformers/attention-complexity").get_data(as_text=True)
     assert re.search(r"The bank is practice, with\s+immediate feedback\.", seed)
+
+
+def test_a_seed_that_cannot_be_made_is_named_with_the_variant_its_students_get(instructor, bank_dir):
+    """It showed seed 187's drawn values beside seed 0's text, with nothing to say the seed fails."""
+    from test_selftest import RARE_DIVISION
+
+    (bank_dir / "big.yaml").write_text(RARE_DIVISION)
+    instructor.application.extensions["banks"].refresh_if_changed()
+    page = instructor.get("/instructor/preview/big/q1?seed=187")
+    html = page.get_data(as_text=True)
+    assert page.status_code == 200
+    assert "Seed 187 cannot be made:</strong> {{ 12 / (a % 97 - 3) }}: division by zero" in html
+    assert "gets the variant of seed 0 instead" in html and "Drawn values (seed 0):" in html
+    assert "Next variant" in html  # the preview's own page, with its navigation
+    ok = instructor.get("/instructor/preview/big/q1?seed=186").get_data(as_text=True)
+    assert "cannot be made" not in ok and "Drawn values:" in ok

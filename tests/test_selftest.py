@@ -298,3 +298,31 @@ def test_a_try_again_question_with_no_more_options_than_tries_is_reported(tmp_pa
     assert set(found) == {("tf", "try-again-hints"), ("three", "try-again-hints")}
     assert found[("tf", "try-again-hints")].startswith(
         "with 2 options and 3 tries, a student who has ruled out the wrong ones by trying gets the last try's credit")
+
+
+RARE_DIVISION = """
+id: big
+title: Big
+questions:
+  - id: q1
+    type: numeric
+    params:
+      a: {min: 1, max: 6000}
+    prompt: What is 12 / ({{ a % 97 }} - 3)?
+    answer: 12 / (a % 97 - 3)
+    tolerance: {rel: 0.001}
+    explanation: "It is {{ 12 / (a % 97 - 3) }}."
+"""
+
+
+def test_a_seed_whose_variant_fails_is_reported_not_swapped_for_another(run, tmp_path):
+    """instantiate() gives a student whose seed fails another seed's variant; checked through it, the self-test
+    passed every seed. 6000 values are too many to try one by one, so the loader samples seeds 0-7, which pass."""
+    failing = [seed for seed in range(300) if draw(load_bank_file(write(tmp_path, "big.yaml", RARE_DIVISION), None,
+                                                                    check_visual).bank.questions[0], seed)["a"] % 97 == 3]
+    assert failing and min(failing) > 7
+    result = run(write(tmp_path, "big.yaml", RARE_DIVISION), "--seeds", "300")
+    assert result.exit_code == 1
+    assert [line for line in result.stdout.splitlines() if line.startswith("FAIL")] == [
+        f"FAIL big / q1 / seed {seed} / instantiate: {{{{ 12 / (a % 97 - 3) }}}}: division by zero (a student whose "
+        "attempt has this seed gets another seed's variant)" for seed in failing]

@@ -110,9 +110,9 @@ def test_instantiate_substitutes_text_answer_and_visual():
     (("{{ num_heads }} heads", "{{ num_heads.bit_length() }} heads"),
      "bank.yaml:6:5: questions[0].prompt: only these functions may be called"),
     (("where: d_model % num_heads == 0", "where: d_model % num_heads == 7"),
-     "questions[0].where: seed 0: no values satisfying where"),
-    (("num_heads: {min: 2, max: 8}", "num_heads: {min: 100, max: 200}"),
-     "questions[0].visual.params.num_heads: seed 0:"),
+     "questions[0].where: no values satisfy where: 'd_model % num_heads == 7', in any of the 21 combinations"),
+    (("num_heads: {min: 2, max: 8}", "num_heads: [2, 96]"),
+     "questions[0].visual.params.num_heads: with d_model = 96, num_heads = 96: num_heads must be at most 64, got 96"),
 ])
 def test_loader_reports_broken_parameterised_questions(change, expected):
     result = load_bank_bytes(BANK.replace(*change).encode(), "bank.yaml", check_visual)
@@ -183,3 +183,90 @@ def test_a_seed_whose_draw_fails_falls_back_to_a_checked_seed(monkeypatch):
 
     monkeypatch.setattr(variants, "draw", unlucky)
     assert instantiate(question, 12345).prompt == instantiate(question, 0).prompt
+
+
+RARE = """
+id: rare
+title: Rare failures
+questions:
+  - id: width
+    type: numeric
+    params:
+      d_model: {min: 1, max: 1100}
+    prompt: With d_model = {{ d_model }} and 1 head, how wide is the head?
+    answer: d_model
+    explanation: One head takes everything.
+    visual: {kind: head-split, params: {d_model: "{{ d_model }}", num_heads: 1}}
+  - id: q1
+    type: numeric
+    params:
+      a: [1, 2, 3, 4]
+    prompt: What is 12 / ({{ a }} - 3)?
+    answer: 12 / (a - 3)
+    explanation: "It is {{ 12 / (a - 3) }}."
+  - id: rare-where
+    type: numeric
+    params:
+      n: {min: 1, max: 100}
+    where: n == 42
+    prompt: What is {{ n }} + 1?
+    answer: n + 1
+    explanation: x
+"""
+
+
+def test_a_small_param_space_is_checked_value_by_value_not_by_eight_seeds():
+    """Seeds 0-7 drew none of these values, so the bank loaded and a student whose seed drew one got a 500 (the
+    visual), a division by zero (swapped silently for another seed's variant), or no draw meeting `where`."""
+    messages = [str(error) for error in load_bank_bytes(RARE.encode(), "rare.yaml", check_visual).errors]
+    assert messages == [
+        "rare.yaml:12:50: questions[0].visual.params.d_model: with d_model = 1025: d_model must be at most 1024, "
+        "got 1025",
+        "rare.yaml:19:18: questions[1].explanation: with a = 3: {{ 12 / (a - 3) }}: division by zero",
+        "rare.yaml:24:12: questions[2].where: 'n == 42' holds for only 1 of the 100 combinations of the params, so "
+        "about 1 seed in 7 finds none in 200 draws and gets another seed's variant; narrow the params to the values "
+        "it allows",
+    ]
+    seeds_drawing_three = [seed for seed in range(8) if draw(_rare_question(1), seed)["a"] == 3]
+    assert seeds_drawing_three == []  # the eight seeds the loader tried before
+
+
+def _rare_question(index: int):
+    from app.bank.loader import load_bank_bytes as load
+
+    fixed = RARE.replace("max: 1100", "max: 1024").replace("({{ a }} - 3)", "({{ a }} + 3)").replace(
+        "12 / (a - 3)", "12 / (a + 3)").replace("where: n == 42", "where: n > 1")
+    result = load(fixed.encode(), "rare.yaml", check_visual)
+    assert result.errors == (), result.errors
+    return result.bank.questions[index]
+
+
+def test_a_large_param_space_is_still_sampled_by_seed():
+    from app.bank.variants import EXHAUSTIVE_LIMIT, value_space
+
+    big = BANK.replace("num_heads: {min: 2, max: 8}", "num_heads: {min: 1, max: 4000}").replace(
+        "    where: d_model % num_heads == 0\n", "")
+    question = load_bank_bytes(big.encode(), "big.yaml", None).bank.questions[0]  # 3 × 4000 combinations
+    assert value_space(question) is None and EXHAUSTIVE_LIMIT < 100_000
+    assert len(value_space(_rare_question(1))) == 4
+
+
+def test_a_variant_whose_visual_cannot_be_drawn_shows_its_page_without_the_figure(tmp_path, caplog):
+    """A large param space is sampled at load; a student whose seed drew a value the visual refuses got a 500."""
+    from app import create_app
+
+    folder = tmp_path / "quizzes"
+    folder.mkdir()
+    (folder / "wide.yaml").write_text(RARE.split("  - id: q1")[0].replace("id: rare", "id: wide").replace(
+        "d_model: {min: 1, max: 1100}", "d_model: {min: 1, max: 1030}\n      b: {min: 1, max: 10}"))
+    app = create_app({"TESTING": True, "SECRET_KEY": "wide-secret", "QUIZ_DIR": str(folder),
+                      "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"})
+    question = app.extensions["banks"].get("wide").questions[0]  # 10,300 combinations: seeds 0-7 were sampled
+    seed = next(seed for seed in range(8, 20_000) if draw(question, seed)["d_model"] > 1024)
+    params = instantiate(question, seed).visual.params
+    assert params["d_model"] > 1024
+    with app.test_request_context():
+        from app.web.visual_views import visual_view
+
+        assert visual_view("head-split", params, {}) is None  # the page, without its figure
+    assert "cannot take" in caplog.text

@@ -37,7 +37,9 @@ def run_validation(paths: tuple[str, ...], output_format: str, default_dir: Path
             click.echo(str(error))
         for result in results:
             if result.bank is not None:
-                click.echo(f"ok  {result.file}: {result.bank.id} ({len(result.bank.questions)} questions)", err=True)
+                count = len(result.bank.questions)
+                click.echo(f"ok  {result.file}: {result.bank.id} ({count} question{'' if count == 1 else 's'})",
+                           err=True)
         bad = sum(1 for r in results if r.bank is None)
         click.echo(f"{len(results)} file(s) checked, {bad} with errors, {len(errors)} error(s) in all", err=True)
     if not results:

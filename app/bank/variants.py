@@ -7,6 +7,8 @@ The draw depends only on (seed, question id), so a student sees the same variant
 from __future__ import annotations
 
 import functools
+import itertools
+import math
 import random
 import re
 from typing import Any
@@ -374,16 +376,64 @@ def check(question: Question, visual_checker=None, seeds: int = 8) -> list[tuple
                 problems.append((path, str(error)))
     if problems:
         return problems
-    for seed in sample_seeds(seeds):
-        try:
-            concrete = apply(question, draw(question, seed))
-        except VariantError as error:
-            return [(error.path, f"seed {seed}: {error}")]
-        except Exception as error:  # never let one bank's mistake stop the loader
-            return [((), f"seed {seed}: this question cannot be instantiated: {error}")]
-        if concrete.visual is not None and visual_checker is not None:
-            key = concrete.answer if concrete.type in ("cells", "numeric") else None
-            for path, message in visual_checker(concrete.visual.kind, dict(concrete.visual.params), concrete.type,
-                                                key):
-                return [(("visual",) + tuple(path), f"seed {seed}: {message}")]
+    space = value_space(question)
+    if space is None:  # too many combinations: a sample of seeds
+        for seed in sample_seeds(seeds):
+            try:
+                values = draw(question, seed)
+            except VariantError as error:
+                return [(error.path, f"seed {seed}: {error}")]
+            if problem := _variant_problem(question, values, visual_checker, f"seed {seed}"):
+                return [problem]
+        return problems
+    # Few enough to try them all: every combination that meets `where`, so no student's seed can fail.
+    condition = compile_expression(question.where, names) if question.where else None
+    accepted = [values for values in space if condition is None or condition.evaluate(values)]
+    if not accepted:
+        return [(("where",), f"no values satisfy where: {question.where!r}, in any of the {len(space)} combinations "
+                             "of the params")]
+    missed = (1 - len(accepted) / len(space)) ** MAX_DRAWS  # the share of seeds whose draws never meet `where`
+    if missed > WHERE_MISSES:
+        return [(("where",), f"{question.where!r} holds for only {len(accepted)} of the {len(space)} "
+                             f"combinations of the params, so about 1 seed in {round(1 / missed):,} finds none in "
+                             f"{MAX_DRAWS} draws and gets another seed's variant; narrow the params to the values it "
+                             "allows")]
+    for values in accepted:
+        if problem := _variant_problem(question, values, visual_checker, "with " + values_text(values)):
+            return [problem]
     return problems
+
+
+EXHAUSTIVE_LIMIT = 5000  # a question with at most this many combinations of param values is checked for all of them
+WHERE_MISSES = 1e-6  # the share of seeds allowed to find no values meeting `where` (and fall back to another's)
+
+
+def value_space(question: Question) -> list[dict[str, Any]] | None:
+    """Every combination of the question's param values, or None when there are more than EXHAUSTIVE_LIMIT."""
+    specs = question.params or {}
+    sizes = [(spec.max - spec.min) // spec.step + 1 if isinstance(spec, IntRange) else len(spec)
+             for spec in specs.values()]
+    if math.prod(sizes) > EXHAUSTIVE_LIMIT:
+        return None
+    return [dict(zip(specs, combination)) for combination in itertools.product(*map(_choices, specs.values()))]
+
+
+def values_text(values: dict[str, Any]) -> str:
+    """"d_model = 1032, word = 'cat'": the values of one variant, as an error names them."""
+    return ", ".join(f"{name} = {value!r}" if isinstance(value, str) else f"{name} = {format_number(value)}"
+                     for name, value in values.items())
+
+
+def _variant_problem(question: Question, values: dict[str, Any], visual_checker, label: str):
+    """(path, message) of the first problem of the variant with these values, or None."""
+    try:
+        concrete = apply(question, values)
+    except VariantError as error:
+        return error.path, f"{label}: {error}"
+    except Exception as error:  # never let one bank's mistake stop the loader
+        return (), f"{label}: this question cannot be instantiated: {error}"
+    if concrete.visual is not None and visual_checker is not None:
+        key = concrete.answer if concrete.type in ("cells", "numeric") else None
+        for path, message in visual_checker(concrete.visual.kind, dict(concrete.visual.params), concrete.type, key):
+            return ("visual",) + tuple(path), f"{label}: {message}"
+    return None

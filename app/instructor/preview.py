@@ -9,7 +9,7 @@ from __future__ import annotations
 from flask import redirect, render_template, request, url_for
 
 from ..bank import banks
-from ..bank.variants import MAX_SEED, VariantError, draw, has_params, instantiate, parse_seed
+from ..bank.variants import MAX_SEED, VariantError, apply, draw, has_params, parse_seed, sample_seeds
 from ..errors import BadInput
 from ..grading import correct_answer
 from ..web.visual_views import visual_view
@@ -34,11 +34,18 @@ def preview_question(bank_id: str, question_id: str):
     registry = banks()
     bank, template = registry.question(bank_id, question_id)
     seed = parse_seed(request.args.get("seed"))
-    try:
-        values = draw(template, seed) if has_params(template) else {}
-        question = instantiate(template, seed)
-    except VariantError as error:
-        raise BadInput(f"Seed {seed} cannot be instantiated: {error}") from None
+    values, question, failure, shown_seed = {}, template, None, seed
+    if has_params(template):
+        # This seed's own variant; if it cannot be made, the one its students get instead (see instantiate).
+        for shown_seed in (seed, *sample_seeds()):
+            try:
+                values = draw(template, shown_seed)
+                question = apply(template, values)
+                break
+            except VariantError as error:
+                failure = failure or str(error)
+        else:
+            raise BadInput(f"Seed {seed} cannot be instantiated: {failure}")
     index = bank.index_of(question.id)
     visual, key = None, correct_answer(question)
     if question.visual is not None:  # drawn as a student who answered right would see it
@@ -47,6 +54,7 @@ def preview_question(bank_id: str, question_id: str):
     stale_file = registry.stale.get(bank.id)
     return render_template(
         "instructor/preview.html", bank=bank, question=question, template=template, seed=seed, values=values,
+        failure=failure, shown_seed=shown_seed,
         key=key, visual=visual, number=index + 1,
         previous=bank.questions[index - 1] if index > 0 else None,
         following=bank.questions[index + 1] if index + 1 < len(bank.questions) else None,
