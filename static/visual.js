@@ -128,6 +128,20 @@
       timer = window.setTimeout(update, 250);
     }
 
+    // Reset loads the page with the question's own values. On that very page (no change accepted yet, so its
+    // address is still the plain one) the link would only scroll: put the served values back and redraw.
+    var reset = section.querySelector(".reset-link");
+    if (reset) {
+      reset.addEventListener("click", function (event) {
+        var target = new URL(reset.href), here = new URL(window.location.href);
+        if (target.pathname + target.search !== here.pathname + here.search) return;
+        event.preventDefault();
+        form.reset();
+        window.clearTimeout(timer);
+        update();
+      });
+    }
+
     form.addEventListener("input", schedule);
     form.addEventListener("change", schedule);
     form.addEventListener("submit", function (event) {

@@ -266,3 +266,22 @@ def test_a_refused_control_is_marked_and_a_redraw_is_announced(browser, live_ser
     assert status_id not in (control.get_attribute("aria-describedby") or "").split()
     assert page.locator(".visual-error").inner_text().strip() == ""
     page.close()
+
+
+def test_reset_after_a_refused_first_change_puts_the_questions_values_back(browser, live_server):
+    """The first change refused, the page's address was still the plain one, and Reset only scrolled to the figure,
+    leaving the refused value and its error."""
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    page.goto(f"{live_server.url}/quiz/{SEED_BANK}/head-dimension")
+    _choose(page, "head-dimension", EXPECTED["head-dimension"][0])
+    page.click("button:has-text('Submit answer')")
+    page.wait_for_url("**/head-dimension/answer")
+    control = page.locator("#visual-num_heads")
+    served = control.input_value()
+    control.fill("100")
+    _wait_until(page, "() => document.querySelector('.visual-error').textContent.trim() !== ''")
+    page.click("a.reset-link")
+    _wait_until(page, "() => document.querySelector('.visual-updated').textContent === 'Plot updated.'")
+    assert control.input_value() == served and control.get_attribute("aria-invalid") is None
+    assert page.locator(".visual-error").inner_text().strip() == ""
+    page.close()
