@@ -20,7 +20,8 @@ Answer = bool | str | list[str] | float | list[list[float]] | list[list[int]]
 
 MAX_NUMERIC_TEXT = 64
 MAX_ENTRIES = MAX_GRID_SIDE * MAX_GRID_SIDE  # numbers in a matrix answer, cells in a cells answer
-PASTE_SEPARATORS = re.compile(r"[\s,;]+")  # a row pasted into the first cell: "0.67 0.24 0.09", "1, 2; 3, 4"
+PASTE_SEPARATORS = re.compile(r"[\s,;\[\]]+")  # a row pasted in the first cell: "0.67 0.24 0.09", "[1, 2; 3, 4]"
+THOUSANDS = re.compile(r"-?\d{1,3}(,\d{3})+(\.\d*)?")  # 4,194,304 and 33,554,432.5
 
 
 @dataclass(frozen=True)
@@ -165,10 +166,22 @@ def _parse_cells(question: Question, value: Any) -> list[list[int]]:
 
 
 def _number_text(raw: str) -> float:
-    """A number a student typed (a minus sign may be U+2212); ValueError if it is not one."""
+    """A number a student typed (a minus sign may be U+2212), with commas between groups of three digits as the
+    pages write counts (4,194,304); ValueError if it is not one."""
     if len(raw) > MAX_NUMERIC_TEXT:
         raise BadInput("That number is too long; type it with fewer digits.")
-    return float(raw.replace("\u2212", "-"))
+    text = raw.replace("\u2212", "-")
+    if THOUSANDS.fullmatch(text):
+        text = text.replace(",", "")
+    if "_" in text:  # float() reads 4_194_304, which is Python's, not a way anyone writes a number
+        raise ValueError(raw)
+    return float(text)
+
+
+def _not_a_number(text: str, examples: str, where: str = "") -> str:
+    """Why `text` (in `where`) is not a number, for the student: with a comma, that decimals take a point."""
+    hint = "write decimals with a point (0.5, not 0,5)" if "," in text else f"type digits like {examples}"
+    return f"{text[:40]!r}{f' in {where}' if where else ''} is not a number; {hint}."
 
 
 def _parse_form_matrix(question: Question, values: list[str]) -> list[list[float]]:
@@ -179,8 +192,10 @@ def _parse_form_matrix(question: Question, values: list[str]) -> list[list[float
     if len(texts) > 1 and texts[0] and not any(texts[1:]) and PASTE_SEPARATORS.search(texts[0]):
         texts = [text for text in PASTE_SEPARATORS.split(texts[0]) if text]  # a pasted row fills the grid
         if len(texts) != rows * cols:
+            comma = ("; a comma separates numbers here, so write decimals with a point (0.67, not 0,67)"
+                     if len(texts) == 2 * rows * cols and "," in values[0] else "")
             raise BadInput(f"The pasted row has {len(texts)} numbers; this answer needs {rows * cols} "
-                           f"({_shape_text(rows, cols)}).")
+                           f"({_shape_text(rows, cols)}){comma}.")
     if len(texts) != rows * cols:
         raise BadInput(f"The answer must be {rows}×{cols}: send {rows * cols} numbers, one per cell.")
     if not any(texts):
@@ -193,7 +208,7 @@ def _parse_form_matrix(question: Question, values: list[str]) -> list[list[float
         try:
             number = _number_text(text)
         except ValueError:
-            raise BadInput(f"{text[:40]!r} in {where} is not a number; type digits like 0.5.") from None
+            raise BadInput(_not_a_number(text, "0.5", where)) from None
         if not math.isfinite(number):
             raise BadInput(f"The cell in {where} must be a finite number; got {text[:40]!r}.")
         numbers.append(number)
@@ -237,7 +252,7 @@ def parse_form_answer(question: Question, values: list[str]) -> Answer:
     try:
         number = _number_text(raw)
     except ValueError:
-        raise BadInput(f"{raw!r} is not a number; type digits like 32 or 0.5.") from None
+        raise BadInput(_not_a_number(raw, "32 or 0.5")) from None
     return parse_answer(question, number)
 
 

@@ -169,6 +169,9 @@ def test_parse_form_answer_accepts(question, values, parsed):
     (NUMERIC, [], "Type a number, then submit."),
     (NUMERIC, [""], "Type a number, then submit."),
     (NUMERIC, ["eight"], "'eight' is not a number; type digits like 32 or 0.5."),
+    (NUMERIC, ["0,5"], "'0,5' is not a number; write decimals with a point (0.5, not 0,5)."),
+    (NUMERIC, ["4_194_304"], "'4_194_304' is not a number; type digits like 32 or 0.5."),
+    (NUMERIC, ["4,19,304"], "'4,19,304' is not a number; write decimals with a point (0.5, not 0,5)."),
     (NUMERIC, ["nan"], "This question needs a finite number as its answer."),
     (NUMERIC, ["inf"], "This question needs a finite number as its answer."),
     (NUMERIC, ["1e999"], "This question needs a finite number as its answer."),
@@ -178,6 +181,11 @@ def test_parse_form_answer_refuses(question, values, message):
     with pytest.raises(BadInput) as caught:
         parse_form_answer(question, values)
     assert caught.value.message == message
+
+
+@pytest.mark.parametrize("typed, number", [("4,194,304", 4194304.0), ("-1,234.5", -1234.5), ("\u22122", -2.0)])
+def test_a_number_may_be_typed_as_the_pages_write_it(typed, number):
+    assert parse_form_answer(NUMERIC, [typed]) == number
 
 
 def test_numeric_text_at_the_length_limit_is_accepted():

@@ -207,6 +207,8 @@ def test_bad_matrix_answers_are_refused_with_a_sentence(answer, message):
     (["0.67 0.24 0.09", "", ""], [[0.67, 0.24, 0.09]]),  # a pasted row fills the grid
     (["0.67, 0.24; 0.09", "", ""], [[0.67, 0.24, 0.09]]),
     (["\u22120.5", "1", "2"], [[-0.5, 1.0, 2.0]]),
+    (["[0.67, 0.24, 0.09]", "", ""], [[0.67, 0.24, 0.09]]),  # as the pages show a matrix answer
+    (["1,000", "2", "3"], [[1000.0, 2.0, 3.0]]),  # as the pages write counts
 ])
 def test_form_values_fill_the_grid_row_by_row(values, expected):
     assert parse_form_answer(question(), values) == expected
@@ -224,6 +226,9 @@ def test_a_pasted_2x2_fills_row_by_row():
     (["1", "inf", "0"], "must be a finite number; got 'inf'"),
     (["0.67", "0.24"], "The answer must be 1×3: send 3 numbers, one per cell."),
     (["1 2", "", ""], "The pasted row has 2 numbers; this answer needs 3"),
+    (["0,67; 0,24; 0,09", "", ""], "The pasted row has 6 numbers; this answer needs 3 (1 row of 3 numbers); a comma "
+                                   "separates numbers here, so write decimals with a point (0.67, not 0,67)."),
+    (["0,5", "1", "2"], "'0,5' in row 1, column 1 is not a number; write decimals with a point (0.5, not 0,5)."),
     (["1"] * 300, "Too many entries"),
 ])
 def test_bad_form_grids_are_refused_with_a_sentence(values, message):
