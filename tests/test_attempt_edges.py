@@ -4,9 +4,13 @@ numbers and hints the pages write. Each case once made the pages contradict the 
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from app import create_app
+from app.paths import resource_dir
+from conftest import answer_via_form
 from app.web.formats import number, percent, score
 from test_feedback_modes import (BANK, MODES_BANK, TRY_AGAIN, main, make_app, post_again, send, stored_responses,
                                  stored_tries)
@@ -176,7 +180,6 @@ def test_a_hint_names_the_wrong_picks_never_which_picks_are_right(tmp_path):
 
 
 def test_earlier_tries_at_a_cells_question_are_named_by_their_labels(tmp_path):
-    from conftest import answer_via_form
     from test_cells import CELLS_BANK
 
     folder = tmp_path / "banks"
@@ -215,3 +218,30 @@ def test_the_report_labels_numbers_as_the_answer_pages_show_them():
     assert value_label(2 / 3) == "0.666667"  # close answers still share one bar
     assert value_label([[1.0, 0.5], [2 / 3, 8388608]]) == "[1, 0.5; 0.666667, 8388608]"
     assert value_label("tampered") == '"tampered"'
+
+
+def test_a_multiple_answer_question_says_how_it_is_scored_before_and_after(tmp_path):
+    """One right and one wrong tick under net_correct scored 0 with nothing to say why."""
+    app = create_app({"TESTING": True, "SECRET_KEY": "k", "QUIZ_DIR": str(resource_dir("quizzes")),
+                      "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"})
+    student = app.test_client()
+    question = main(student.get("/quiz/attention-transformers/transformer-advantages"))
+    assert "Select all that apply. A wrong pick takes away as much as a right pick earns (never below 0)." in question
+    assert answer_via_form(student, "attention-transformers", "transformer-advantages",
+                           ["long-range", "fewer-parameters"]).status_code == 303
+    page = " ".join(main(student.get("/quiz/attention-transformers/transformer-advantages/answer")).split())
+    assert "Scored as right picks minus wrong picks, out of the 2 right options: 1 − 1 = 0." in page
+    grid = main(student.get("/quiz/attention-practice/causal-mask-query-4"))
+    assert "The point goes only to exactly the right cells." in grid
+    assert answer_via_form(student, "attention-practice", "causal-mask-query-4", ["0,0", "0,1", "0,5"]).status_code == 303
+    page = " ".join(main(student.get("/quiz/attention-practice/causal-mask-query-4/answer")).split())
+    assert "Scored all or nothing: the point needs exactly the 4 right cells; you picked 2 of them and 1 other." in page
+
+
+def test_a_numeric_tolerance_note_has_no_space_before_its_bracket(tmp_path):
+    app = create_app({"TESTING": True, "SECRET_KEY": "k", "QUIZ_DIR": str(resource_dir("quizzes")),
+                      "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"})
+    student = app.test_client()
+    assert answer_via_form(student, "attention-practice", "scaled-score", ["5"]).status_code == 303
+    page = main(student.get("/quiz/attention-practice/scaled-score/answer"))
+    assert re.search(r"\(accepted within\s+±0\.01\)", page), page  # was "±0.01 )"
