@@ -164,6 +164,17 @@ def test_the_best_try_is_named_when_the_page_shows_a_later_one(tmp_path):
     assert "3 tries; the score is try 1's, the answer below your last" in review
 
 
+def test_tries_that_all_scored_0_are_not_called_the_best(tmp_path):
+    app = make_app(tmp_path, TRY_AGAIN)
+    student = app.test_client()
+    for values in (["e"], ["e", "q"], ["e", "k"]):  # wrong, net 0, net 0: the question closes at 0
+        send(student, "projections", values)
+    page = " ".join(main(student.get(f"/quiz/{BANK}/projections/answer")).split())
+    assert "Score: 0 / 1 <span class=\"meta\">(3 tries, none of them right)" in page and "best one stands" not in page
+    review = " ".join(main(student.get(f"/quiz/{BANK}/summary")).split())
+    assert "3 tries, none of them right" in review and "the score is try" not in review
+
+
 def test_a_hint_names_the_wrong_picks_never_which_picks_are_right(tmp_path):
     app = make_app(tmp_path, TRY_AGAIN)
     student = app.test_client()
