@@ -256,3 +256,18 @@ def test_a_numeric_tolerance_note_has_no_space_before_its_bracket(tmp_path):
     assert answer_via_form(student, "attention-practice", "scaled-score", ["5"]).status_code == 303
     page = main(student.get("/quiz/attention-practice/scaled-score/answer"))
     assert re.search(r"\(accepted within\s+±0\.01\)", page), page  # was "±0.01 )"
+
+
+def test_a_numeric_answer_is_labelled_by_its_unit_and_shown_with_it_in_brackets(tmp_path):
+    """The legend and the label both said "Your answer", and the answer page wrote "3 head number"."""
+    app = create_app({"TESTING": True, "SECRET_KEY": "k", "QUIZ_DIR": str(resource_dir("quizzes")),
+                      "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"})
+    student = app.test_client()
+    page = main(student.get("/quiz/attention-practice/head-dimension-variant"))
+    assert '<label class="numeric" for="answer-input">Features per head</label>' in page
+    assert page.count("Your answer") == 1  # the legend
+    assert answer_via_form(student, "attention-practice", "head-dimension-variant", ["7"]).status_code == 303
+    result = main(student.get("/quiz/attention-practice/head-dimension-variant/answer"))
+    assert "<dt>Your answer</dt><dd>7 (features per head)</dd>" in result
+    unitless = main(student.get("/quiz/attention-practice/scaled-score"))
+    assert '<label class="numeric visually-hidden" for="answer-input">Your answer</label>' in unitless
