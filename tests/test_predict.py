@@ -474,3 +474,18 @@ def test_in_the_browser_the_prediction_follows_the_temperature_and_leaves_with_o
             blocking = [v for v in run_axe(page) if v["impact"] in BLOCKING_IMPACTS]
             assert not blocking, blocking
             context.close()
+
+
+def test_the_outlines_keep_to_their_cell_so_a_neighbours_number_stays_clear():
+    """The student's dashes were drawn 0.07 of a cell outside it, on a 4 pt halo: on a small heatmap they covered the
+    next cell's number."""
+    from matplotlib.figure import Figure
+
+    from app.plots.figure import HALO, INSETS, mark_cells
+
+    ax = Figure().add_subplot()
+    mark_cells(ax, [(0, 1)], [(1, 2)], range(5))
+    (answer, predicted) = ax.patches
+    assert (answer.get_x(), answer.get_y()) == pytest.approx((1.5 + INSETS["answer"], 0.5 + INSETS["answer"]))
+    assert (predicted.get_x(), predicted.get_y()) == pytest.approx((0.5 + INSETS["predicted"], -0.5 + INSETS["predicted"]))
+    assert 0 < INSETS["answer"] <= 0.1 and -0.02 <= INSETS["predicted"] <= 0 and HALO <= 3

@@ -246,18 +246,19 @@ def cell_labels(ax: Axes, x, y, labels: Sequence[str], colours: Sequence, fontsi
     ax.add_collection(collection, autolim=False)
 
 
-# Predict, then reveal: the answer's cells outlined with a solid black line on the cell's edge, the student's with
-# vermillion dashes just outside it, each on a white halo so it reads on any shade of the map and neither covers
-# the cell's number. Dashes against a solid line tell them apart without colour (Okabe and Ito's vermillion is
-# safe for colour-blind readers too).
+# Predict, then reveal: the answer's cells outlined with a solid black line just inside the cell's edge, the
+# student's with vermillion dashes on the edge, each on a thin white halo so it reads on any shade of the map;
+# neither reaches the cell's number or its neighbours'. Dashes against a solid line tell them apart without colour
+# (Okabe and Ito's vermillion is safe for colour-blind readers too).
 PREDICTED_STYLE = {"edgecolor": "#D55E00", "linestyle": (0, (3, 2)), "linewidth": 2.0}
 ANSWER_STYLE = {"edgecolor": "black", "linestyle": "solid", "linewidth": 2.0}
-INSETS = {"answer": 0.06, "predicted": -0.07}  # of a cell, on each side (negative: outside the cell)
+INSETS = {"answer": 0.1, "predicted": -0.01}  # of a cell, on each side (negative: outside the cell)
+HALO = 3.0  # points: the white under an outline
 
 
 def mark_cells(ax: Axes, predicted, answer, columns: range) -> None:
     """Outline the (row, col) cells of `predicted` and `answer` on a heatmap showing `columns` of the matrix."""
-    halo = [patheffects.withStroke(linewidth=4.0, foreground="white")]
+    halo = [patheffects.withStroke(linewidth=HALO, foreground="white")]
     for cells, style, inset in ((answer, ANSWER_STYLE, INSETS["answer"]),
                                 (predicted, PREDICTED_STYLE, INSETS["predicted"])):
         for row, col in cells or ():
