@@ -146,7 +146,7 @@ def answer_sentence(result: ComplexityResult) -> str:
 @register
 class ComplexityKind(VisualKind[ComplexityResult]):
     name = "complexity"
-    title = "The cost of attention: N·M·(d + l) against the options"
+    title = "The cost of attention: N·M·(d + l) against four candidate formulas"
     Params = ComplexityParams
     controls = (
         Control("vary", "Vary", "choice", choices=tuple((variable, NAMES[variable]) for variable in "MNdl"),
@@ -204,10 +204,10 @@ class ComplexityKind(VisualKind[ComplexityResult]):
             followers = [curve.option.text for curve in result.curves if curve.follows]
             follow = f"On the exact count in this sweep: {joined(followers)}; parting from it: {joined(others)}."
         else:
-            follow = (f"Every option is linear in {x}, like the exact count, so in this sweep all four curves lie on "
+            follow = (f"Every candidate is linear in {x}, like the exact count, so in this sweep all four curves lie on "
                       f"it: varying {x} cannot tell them apart; vary M, d or l.")
         text = (f"Two log-log plots against {NAMES[x]}, from 1 to {end}: the exact multiply-add count N·M·(d+l) "
-                "with the four options' curves, and each option divided by the exact count. "
+                "with the curves of four candidate formulas (the seed quiz's options), and each divided by the exact count. "
                 f"From {x} = 1 to {x} = {end}, with {sizes_text(result.sizes, x)}, the exact count grows "
                 f"×{number_text(result.exact_growth)}; scaled to it at {x} = 1, {growths}. {follow} "
                 f"{count_sentence(result)}")
@@ -230,7 +230,7 @@ class ComplexityKind(VisualKind[ComplexityResult]):
             "Exact counts from the engine's attention_flops: Q Kᵀ needs N·M·d multiply-adds and weights·V "
             "needs N·M·l, done one after the other, so softmax(Q Kᵀ)V costs N·M·(d + l); the softmax adds "
             "only N·M more, no more than either product. "
-            f"Each option's formula is scaled to equal the exact count at {x} = 1, so the plot compares how "
+            f"Each candidate formula is scaled to equal the exact count at {x} = 1, so the plot compares how "
             "they grow, not the constant factors big-O leaves out. "
             f"Slopes against {x}: the exact count {exact_slope}; {slopes}. {count_sentence(result)} "
             "These are counts, not timings: on a shared server, times at small sizes are mostly fixed "

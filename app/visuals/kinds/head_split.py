@@ -246,7 +246,9 @@ class HeadSplitKind(VisualKind):
         table = (f" Heads of width w would concatenate to N × {hw} and need W_O of ({hw}) × {d_model}, so 4 · "
                  f"{d_model} · {hw} weights: {hw} / {d_model} times the d_k = {d_k} layer, and so are its "
                  f"multiply-adds (W_Q, W_K, W_V and W_O: N · 4 · {d_model} · {hw}; the attention itself: 2 · N² · "
-                 f"{hw}). The table does this arithmetic for Q5's options; the engine builds only d_k = d_model / h.")
+                 f"{hw}). The table does this arithmetic for d_model / h and the widths "
+                 f"{', '.join(map(str, OPTION_WIDTHS[:-1]))} and {OPTION_WIDTHS[-1]} (the seed quiz's options); the "
+                 "engine builds only d_k = d_model / h.")
         ran = f" The engine ran these shapes on N = {result.tokens} random tokens and checked"
         if not result.heads_read_every_feature:
             checked = " The engine's per-head queries did not match X times the head's projection columns."
