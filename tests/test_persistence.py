@@ -159,7 +159,8 @@ def test_an_optional_display_name_is_stored_with_the_attempt(app, client):
     response = client.post(f"/quiz/{SEED_BANK}/name", data={"csrf_token": csrf_token(page), "display_name": "  Ada   L. "})
     assert response.status_code == 303
     assert _attempts(app) == []  # saving a name starts no attempt (nor its time limit): the first question does
-    assert 'value="Ada L."' in client.get(f"/quiz/{SEED_BANK}/").get_data(as_text=True)
+    start = client.get(f"/quiz/{SEED_BANK}/").get_data(as_text=True)
+    assert 'value="Ada L."' in start and "Name saved (Ada L.): your instructor sees it beside your results." in start
     assert client.get(f"/quiz/{SEED_BANK}/head-dimension").status_code == 200
     assert _attempts(app)[0].display_name == "Ada L."
     too_long = client.post(f"/quiz/{SEED_BANK}/name", data={"csrf_token": csrf_token(page), "display_name": "x" * 81})

@@ -62,7 +62,10 @@ def _is_open(bank) -> bool:
 @limiter.limit(lambda: current_app.config["RATE_LIMIT_SUBMIT"])
 def set_name(bank_id: str):
     bank = banks().get(bank_id)
-    progress.set_name(bank, progress.clean_display_name(request.form.get("display_name", "")))
+    name = progress.clean_display_name(request.form.get("display_name", ""))
+    progress.set_name(bank, name)
+    flash(f"Name saved ({name}): your instructor sees it beside your results." if name
+          else "No name saved: your results stay anonymous.")
     return redirect(url_for(".start", bank_id=bank.id), 303)
 
 
