@@ -243,8 +243,9 @@ def test_misconceptions_matrix_and_cells_are_checked(run, tmp_path):
     assert failures == ["FAIL shadowed / scaled / seed 0 / misconception-matches: the misconception 'rounded-up' "
                         "answer 24.4 gets 'no-scaling''s feedback"]
     rows = table_rows(result.stdout)
-    # instantiate, key, key-scores-1, 2 wrong probes, then weights: 1 misconception and 7 malformed; mask: 9 malformed
-    assert rows[("shadowed", "weights")] == ["1", "13", "0"] and rows[("shadowed", "mask")] == ["1", "14", "0"]
+    # instantiate, key, key-scores-1, 2 wrong probes, then weights (a matrix): shown-key-scores-1, 1 misconception
+    # and 7 malformed; mask: 9 malformed
+    assert rows[("shadowed", "weights")] == ["1", "14", "0"] and rows[("shadowed", "mask")] == ["1", "14", "0"]
 
 
 def test_matrix_and_cells_probes_are_wrong_and_malformed_answers_are_refused():
@@ -326,3 +327,29 @@ def test_a_seed_whose_variant_fails_is_reported_not_swapped_for_another(run, tmp
     assert [line for line in result.stdout.splitlines() if line.startswith("FAIL")] == [
         f"FAIL big / q1 / seed {seed} / instantiate: {{{{ 12 / (a % 97 - 3) }}}}: division by zero (a student whose "
         "attempt has this seed gets another seed's variant)" for seed in failing]
+
+
+NO_TOLERANCE = """
+id: b17
+title: No tolerance
+questions:
+  - id: q1
+    type: numeric
+    params: {d_model: [100, 200], num_heads: [3, 6]}
+    prompt: "{{ d_model }} / {{ num_heads }}?"
+    answer: d_model / num_heads
+    explanation: "It is {{ d_model / num_heads }}."
+"""
+
+
+def test_a_computed_key_the_page_shows_rounded_needs_a_tolerance(run, tmp_path):
+    """The preview and the explanation said 33.3333, and 33.3333 was graded wrong: no check said so."""
+    result = run(write(tmp_path, "b17.yaml", NO_TOLERANCE), "--seeds", "4")
+    assert result.exit_code == 1
+    failures = [line for line in result.stdout.splitlines() if line.startswith("FAIL")]
+    assert "FAIL b17 / q1 / seed 0 / shown-key-scores-1: the key shows as 33.3333, which scores 0: a student who " \
+           "types what the page shows is marked wrong; give the answer a tolerance, e.g. tolerance: {rel: 0.001}" \
+           in failures
+    fixed = run(write(tmp_path, "b17.yaml", NO_TOLERANCE.replace("    explanation:", "    tolerance: {rel: 0.001}\n"
+                                                                   "    explanation:")), "--seeds", "4")
+    assert fixed.exit_code == 0, fixed.stdout

@@ -22,6 +22,7 @@ from ..grading import grade, parse_answer
 from ..visuals import check_visual, get_kind
 from ..visuals.base import Rendered, VisualKind, VisualParams
 from ..visuals.service import canonical
+from ..web.formats import number
 
 Renderer = Callable[[VisualKind, VisualParams], Rendered]
 
@@ -206,6 +207,8 @@ class SelfTest:
         if check("key", lambda: keys.append(answer_key(question))):
             key = keys[0]
             check("key-scores-1", lambda: _scores_one(question, key))
+            if question.type in ("numeric", "matrix"):
+                check("shown-key-scores-1", lambda: _shown_key_scores_one(question, key))
             for wrong in wrong_answers(question, key):
                 check("wrong-scores-below-1", lambda wrong=wrong: _scores_below_one(question, wrong))
         for item in question.misconceptions or ():
@@ -289,6 +292,21 @@ def _scores_one(question: Question, key: Any) -> None:
     result = _graded(question, key)
     if result.score != 1 or not result.correct:
         raise _Problem(f"the key {key!r} scored {result.score:g}, not 1")
+
+
+def _shown_key_scores_one(question: Question, key: Any) -> None:
+    """The key as the answer page and the explanation write it (six significant figures; a matrix entry four)
+    must score 1: without a tolerance, 100 / 3 shows as 33.3333 and only 33.333333333333336 is accepted."""
+    if question.type == "numeric":
+        shown = number(key)
+        typed: Any = float(shown)
+    else:
+        shown = "[" + "; ".join(", ".join(f"{value:.4g}" for value in row) for row in key) + "]"
+        typed = [[float(f"{value:.4g}") for value in row] for row in key]
+    result = _graded(question, typed)
+    if result.score != 1 or not result.correct:
+        raise _Problem(f"the key shows as {shown}, which scores {result.score:g}: a student who types what the page "
+                       "shows is marked wrong; give the answer a tolerance, e.g. tolerance: {rel: 0.001}")
 
 
 def _scores_below_one(question: Question, answer: Any) -> None:
