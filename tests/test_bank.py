@@ -114,6 +114,12 @@ SYNTAX_CASES = [
         id="bad-indentation",
     ),
     pytest.param(
+        "id: demo\nquestions:\n  - id: heads\n    prompt: {{ a }} heads?\n",
+        "bank.yaml:4:21: invalid YAML: expected <block end>, but found '<scalar>' (while parsing a block mapping at "
+        "line 3, column 5); a value that starts with {{ must be put in quotes, as in prompt: \"{{ a }} heads?\"",
+        id="unquoted-template",
+    ),
+    pytest.param(
         "id: demo\n---\nid: other\n",
         "bank.yaml:2:1: invalid YAML: expected a single document in the stream (line 1), but found another "
         "document; a bank is one YAML document; remove the '---' line or split the file",

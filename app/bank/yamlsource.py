@@ -266,6 +266,17 @@ _HINTS = [
 ]
 
 
+_UNQUOTED_TEMPLATE = re.compile(r"^\s*(- )?[\w-]+:\s+\{\{")  # prompt: {{ a }} heads
+
+
+def _line_at(mark) -> str:
+    """The source line a YAML error mark points at ("" when the mark has no text)."""
+    if mark is None or not mark.buffer:
+        return ""
+    lines = mark.buffer.split("\n")
+    return lines[mark.line] if mark.line < len(lines) else ""
+
+
 def _syntax_error(error: yaml.MarkedYAMLError) -> SourceError:
     problem = error.problem or error.context or "invalid YAML"
     context = error.context if error.problem else None
@@ -276,6 +287,12 @@ def _syntax_error(error: yaml.MarkedYAMLError) -> SourceError:
         else:  # e.g. "expected a single document in the stream", "but found another document"
             problem = f"{context} (line {start.line}), {problem}"
     hint = next((text for needle, text in _HINTS if needle in problem), None)
+    lines = [_line_at(mark) for mark in (error.context_mark, error.problem_mark)]
+    templated = next((line.strip() for line in lines if _UNQUOTED_TEMPLATE.search(line)), None)
+    if templated:  # YAML reads `key: {{ a }} ...` as a mapping inside a mapping, whatever the message says
+        key = templated.split(":", 1)[0].lstrip("- ")
+        hint = (f"a value that starts with {{{{ must be put in quotes, as in {key}: "
+                f"\"{templated.split(':', 1)[1].strip()}\"")
     message = f"invalid YAML: {problem}" + (f"; {hint}" if hint else "")
     return SourceError(message, Position.of(error.problem_mark or error.context_mark))
 
