@@ -271,3 +271,25 @@ def test_a_numeric_answer_is_labelled_by_its_unit_and_shown_with_it_in_brackets(
     assert "<dt>Your answer</dt><dd>7 (features per head)</dd>" in result
     unitless = main(student.get("/quiz/attention-practice/scaled-score"))
     assert '<label class="numeric visually-hidden" for="answer-input">Your answer</label>' in unitless
+
+
+def test_a_wrong_try_that_matches_no_slip_gets_the_questions_hint(tmp_path):
+    """A drill answer that was none of the listed slips got only "not quite", though the bank promises a hint."""
+    app = create_app({"TESTING": True, "SECRET_KEY": "k", "QUIZ_DIR": str(resource_dir("quizzes")),
+                      "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"})
+    student = app.test_client()
+    assert answer_via_form(student, "attention-drill", "scaled-score-by-hand", ["5"]).status_code == 303
+    page = " ".join(main(student.get("/quiz/attention-drill/scaled-score-by-hand")).split())
+    assert "<strong>Hint:</strong> Work out" in page and "the width of one head, first" in page
+    assert answer_via_form(student, "attention-drill", "scaled-score-by-hand", ["12"]).status_code == 303
+    page = " ".join(main(student.get("/quiz/attention-drill/scaled-score-by-hand")).split())
+    assert page.count("<strong>Hint:</strong>") == 1  # try 2 matched a slip: its own feedback, not the hint
+    assert "That is the raw dot product." in page
+    api = app.test_client()
+    attempt = api.post("/api/banks/attention-drill/attempts", json={}).get_json()["attempt"]
+    reply = api.post(f"/api/banks/attention-drill/attempts/{attempt}/questions/scaled-score-by-hand/answer",
+                     json={"answer": 5}).get_json()
+    assert reply["hint"]["misconception"] is None and "the width of one head" in reply["hint"]["hint_html"]
+    slip = api.post(f"/api/banks/attention-drill/attempts/{attempt}/questions/scaled-score-by-hand/answer",
+                    json={"answer": 12}).get_json()
+    assert slip["hint"]["misconception"] is not None and slip["hint"]["hint_html"] is None

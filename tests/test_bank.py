@@ -398,7 +398,7 @@ QUESTION_CASES = [
         ["bank.yaml:4:5: questions[0].explanation: this required field is missing; add it",
          "bank.yaml:7:5: questions[0].explaination: unknown field 'explaination'; did you mean 'explanation'? "
          "(allowed: id, type, prompt, options, answer, explanation, tags, scoring, tolerance, unit, visual, grid, "
-         "misconceptions, learn, params, where)"],
+         "misconceptions, hint, learn, params, where)"],
         id="question-field-typo",
     ),
     pytest.param(
@@ -982,15 +982,16 @@ def test_errors_are_collected_across_the_file_in_line_order():
             type: numeric
             prompt: P
             explanation: E
-            hint: Count them.
+            hints: Count them.
             answer: 8
         title: Again
         """)
     assert errors_of(text) == [
         "bank.yaml:9:35: questions[0].options[0].correct: expected a boolean (true or false), got 'yes'; banks "
         "are read as YAML 1.2, where this word is text, so write true or false",
-        "bank.yaml:15:5: questions[1].hint: unknown field 'hint' (allowed: id, type, prompt, options, answer, "
-        "explanation, tags, scoring, tolerance, unit, visual, grid, misconceptions, learn, params, where)",
+        "bank.yaml:15:5: questions[1].hints: unknown field 'hints'; did you mean 'hint'? (allowed: id, type, prompt, "
+        "options, answer, explanation, tags, scoring, tolerance, unit, visual, grid, misconceptions, hint, learn, "
+        "params, where)",
         "bank.yaml:17:1: title: duplicate key 'title' (first defined at line 2); each key may appear once in a "
         "mapping, so remove or rename one",
     ]

@@ -54,7 +54,7 @@ EXPECTED: dict[str, list[tuple[int, int, str]]] = {
         (8, 5, "questions[0].promtp: unknown field 'promtp'; did you mean 'prompt'?"),
         (10, 41, "questions[0].options[0].weight: unknown field 'weight'"),
         (11, 17, "questions[0].options[1].txt: unknown field 'txt'; did you mean 'text'?"),
-        (13, 5, "questions[0].hint: unknown field 'hint'"),
+        (13, 5, "questions[0].notes: unknown field 'notes'"),
     ],
     "huge-integer.yaml": [(8, 13, "this number has 5,000 digits")],
     "overflowing-answer.yaml": [(8, 13, "questions[0].answer: a numeric answer must be a finite number")],

@@ -673,6 +673,18 @@ def test_a_try_again_banks_tries_and_penalty_are_carried_where_they_can_be_and_r
     gift = to_gift(bank)
     (note,) = [w for w in gift.warnings if w.index is None]
     assert "cannot be carried by GIFT" in note.message and f"// {note.message}" in gift.text
+    # A question's hint: one Moodle <hint> per try after the first (interactive mode shows one after each wrong
+    # try); GIFT has none, and says so.
+    hinted = [q for q in bank.questions if q.hint]
+    assert hinted
+    for question, element in zip(bank.questions, (q for q in root.iter("question") if q.get("type") != "category")):
+        hints = [hint.findtext("text") for hint in element.findall("hint")]
+        assert len(hints) == (bank.tries - 1 if question.hint else 0)
+        assert all("width of one head" in h or "take $e$" in h or "e to the power" in h or "Divide each" in h
+                   for h in hints)
+    assert [w.message for w in gift.warnings if "hint" in w.message] == \
+        ["the hint cannot be carried by GIFT; it was left out"] * len([q for q in hinted if q.type != "matrix"])
+    # (GIFT leaves a matrix question out whole, with its own warning)
 
 
 def test_an_immediate_bank_gets_no_penalty_and_no_bank_note():

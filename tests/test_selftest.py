@@ -271,14 +271,21 @@ def test_a_try_again_bank_needs_a_hint_for_every_wrong_try(tmp_path):
         "  - {id: bare, type: single_choice, prompt: P, explanation: E, answer: a,\n"
         "     options: [{id: a, text: A}, {id: b, text: B, feedback: Not B.}, {id: c, text: C}]}\n"
         "  - {id: number, type: numeric, prompt: P, explanation: E, answer: 3}\n"
-        "  - {id: hinted, type: numeric, prompt: P, explanation: E, answer: 3,\n"
-        "     misconceptions: [{id: raw, answer: 24, feedback: Scale it.}]}\n", encoding="utf-8")
+        "  - {id: slips, type: numeric, prompt: P, explanation: E, answer: 3,\n"
+        "     misconceptions: [{id: raw, answer: 24, feedback: Scale it.}]}\n"
+        "  - {id: hinted, type: numeric, prompt: P, explanation: E, answer: 3, hint: Scale q·k first.,\n"
+        "     misconceptions: [{id: raw, answer: 24, feedback: Scale it.}]}\n"
+        "  - {id: bare-hinted, type: single_choice, prompt: P, explanation: E, answer: a, hint: Think.,\n"
+        "     options: [{id: a, text: A}, {id: b, text: B}, {id: c, text: C}]}\n", encoding="utf-8")
     report = selftest.SelfTest(seeds=1).run_paths([bank])
     found = {(f.question, f.check): f.detail for f in report.failures}
     assert found == {
-        ("bare", "try-again-hints"): "a wrong try that picks 'c' gets no hint: give that option feedback",
+        ("bare", "try-again-hints"): "a wrong try that picks 'c' gets no hint: give that option feedback, or the "
+                                     "question a hint:",
         ("number", "try-again-hints"): "a wrong try gets no hint: add misconceptions: (the common slips, each with "
-                                       "feedback)"}
+                                       "feedback)",
+        ("slips", "try-again-hints"): "a wrong try that is none of the misconceptions gets no hint: add hint: (what "
+                                      "to work out first, without the answer)"}
     immediate = tmp_path / "immediate.yaml"
     immediate.write_text(bank.read_text().replace("feedback: try_again\ntries: 2\npenalty: [1, 0.5]\n", ""))
     assert selftest.SelfTest(seeds=1).run_paths([immediate]).failures == []

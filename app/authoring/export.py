@@ -404,6 +404,9 @@ def to_moodle_xml(bank: Bank, *, seed: int = 0, variants: int = 1, math_mode: st
         ElementTree.SubElement(element, "defaultgrade").text = "1"
         if _moodle_penalty(bank) is not None:
             ElementTree.SubElement(element, "penalty").text = _number_text(_moodle_penalty(bank))
+        if question.hint and bank.feedback == "try_again":  # Moodle's interactive mode shows one after each wrong try
+            for _ in range(bank.tries - 1):
+                _text_field(element, "hint", to_html(question.hint, inline=False, math_mode=math_mode))
         if question.tags:
             tags = ElementTree.SubElement(element, "tags")
             for tag in question.tags:
@@ -521,6 +524,8 @@ def _gift_dropped(question: Question) -> Iterator[str]:
         yield f"the tags ({', '.join(question.tags)}) cannot be carried by GIFT; they were left out"
     if question.learn:
         yield f"the learn link {question.learn!r} cannot be carried by GIFT; it was left out"
+    if question.hint:
+        yield "the hint cannot be carried by GIFT; it was left out"
 
 
 def _gift_answers(question: Question, grades: MultiSelectGrades | None, general: str) -> str:

@@ -246,15 +246,18 @@ def _hints(question: Question, tries: int) -> None:
     if question.type in ("numeric", "matrix"):
         if not question.misconceptions:
             raise _Problem("a wrong try gets no hint: add misconceptions: (the common slips, each with feedback)")
+        if not question.hint:
+            raise _Problem("a wrong try that is none of the misconceptions gets no hint: add hint: (what to work "
+                           "out first, without the answer)")
         return
     if question.type in ("true_false", "single_choice") and len(question.options) <= tries:
         raise _Problem(f"with {len(question.options)} options and {tries} tries, a student who has ruled out the "
                        f"wrong ones by trying gets the last try's credit without knowing the answer: give it more "
                        f"than {tries} options, or put it in a bank with fewer tries")
     bare = [option.id for option in question.options if not option.correct and not option.feedback]
-    if bare:
+    if bare and not question.hint:
         raise _Problem(f"a wrong try that picks {', '.join(map(repr, bare))} gets no hint: give "
-                       f"{'that option' if len(bare) == 1 else 'those options'} feedback")
+                       f"{'that option' if len(bare) == 1 else 'those options'} feedback, or the question a hint:")
 
 
 def _own_variant(question: Question, seed: int) -> Question:

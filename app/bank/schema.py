@@ -145,6 +145,8 @@ class Question(Strict):
     visual: Visual | None = None
     grid: Grid | None = None
     misconceptions: Annotated[list[Misconception], Field(min_length=1, max_length=20)] | None = None
+    # try_again: what a wrong try that matched no misconception and chose no wrong option with feedback is told
+    hint: Text | None = None
     learn: LinkTarget | None = None
     # Seeded variants: values drawn per attempt and substituted as {{ expression }} in the prompt,
     # options, feedback, explanation and visual params; `where` rejects unwanted combinations.

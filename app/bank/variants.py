@@ -305,6 +305,7 @@ def apply(question: Question, values: dict[str, Any]) -> Question:
     update: dict[str, Any] = {
         "prompt": substitute(question.prompt, values, ("prompt",)),
         "explanation": substitute(question.explanation, values, ("explanation",)),
+        "hint": substitute(question.hint, values, ("hint",)) if question.hint else None,
         "options": [
             option.model_copy(update={
                 "text": substitute(option.text, values, ("options", i, "text")),
@@ -353,6 +354,7 @@ def check(question: Question, visual_checker=None, seeds: int = 8) -> list[tuple
             elif (spec.max - spec.min) // spec.step + 1 > MAX_RANGE_VALUES:
                 problems.append((("params", name), f"the range has more than {MAX_RANGE_VALUES} values; narrow it"))
     texts = [(("prompt",), question.prompt), (("explanation",), question.explanation)]
+    texts += [(("hint",), question.hint)] if question.hint else []
     texts += [(("options", i, "text"), o.text) for i, o in enumerate(question.options)]
     texts += [(("options", i, "feedback"), o.feedback) for i, o in enumerate(question.options) if o.feedback]
     if question.visual is not None:

@@ -139,12 +139,14 @@ def _attempt(bank: Bank, attempt_id: str) -> progress.Attempt:
     return attempt
 
 
-def hint_json(result: Grade) -> dict:
+def hint_json(result: Grade, question: Question) -> dict:
     """What a wrong try shows under try_again: the feedback of the wrong options chosen (or the misconception
-    matched), never the key, the explanation, or which of the chosen options are right."""
-    return {"feedback": [{"option": o.option_id, "feedback_html": str(render_inline(o.feedback))}
-                         for o in result.options if o.selected and not o.correct and o.feedback],
-            "misconception": _misconception_json(result)}
+    matched), else the question's hint; never the key, the explanation, or which of the chosen options are right."""
+    feedback = [{"option": o.option_id, "feedback_html": str(render_inline(o.feedback))}
+                for o in result.options if o.selected and not o.correct and o.feedback]
+    general = question.hint if question.hint and not feedback and result.misconception is None else None
+    return {"feedback": feedback, "misconception": _misconception_json(result),
+            "hint_html": str(render_inline(general)) if general else None}
 
 
 def attempt_json(attempt: progress.Attempt) -> dict:
@@ -220,6 +222,6 @@ def answer_in_attempt(bank_id: str, attempt_id: str, question_id: str):
         "question": question.id, "try": outcome.number, "tries": allowed, "recorded": True, "final": outcome.final,
         "tries_left": 0 if outcome.final else allowed - outcome.number,
         "verdict": None if hidden else outcome.grade.verdict,
-        "hint": None if outcome.final else hint_json(outcome.grade),
+        "hint": None if outcome.final else hint_json(outcome.grade, attempt.variant(question)),
         "grade": grade_json(result, attempt.variant(question)) if result is not None else None,
     })
