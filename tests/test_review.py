@@ -94,6 +94,13 @@ def test_trying_the_missed_ones_makes_a_new_attempt_of_only_those_and_keeps_the_
     html = review(client)
     assert "You scored <strong>2</strong> out of 2 (100%)" in html and "only the 2 questions you missed" in html
     assert "Try the" not in html  # nothing left to miss
+    # The home and start pages count the retry's questions, and say what it is (the home page said "3 questions ·
+    # 2 answered" for a finished retry of 2).
+    home = " ".join(client.get("/").get_data(as_text=True).split())
+    assert "3 questions · retrying the 2 you missed: 2 answered" in home
+    start = " ".join(client.get(f"/quiz/{BANK}/").get_data(as_text=True).split())
+    assert ("2 questions · 2 answered (this attempt has only the ones you missed before; your earlier attempt is "
+            "kept)") in start
     # The instructor still sees both attempts: the retake on its own line, while the attempt counts, scores and
     # discrimination stay those of whole attempts.
     with app.app_context():

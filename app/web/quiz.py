@@ -22,11 +22,13 @@ bp = Blueprint("quiz", __name__)
 def home():
     registry = banks()
     listed = sorted(registry.banks.values(), key=lambda b: b.title.lower())
-    answered = {}
+    progress_of = {}  # bank id -> (answered, questions, a retry of the missed ones) of the current attempt
     for bank in listed:
         attempt = progress.current(bank)
-        answered[bank.id] = len(attempt.closed_ids()) if attempt else 0
-    return render_template("home.html", banks=listed, answered=answered)
+        if attempt is not None:
+            progress_of[bank.id] = (len(attempt.closed_ids()), len(attempt.questions),
+                                    attempt.row.question_ids is not None)
+    return render_template("home.html", banks=listed, progress_of=progress_of)
 
 
 @bp.get("/quiz/<bank_id>/")
@@ -43,6 +45,7 @@ def start(bank_id: str):
     name = attempt.row.display_name if attempt else progress.chosen_name(bank)  # saved before any attempt
     return render_template("quiz/start.html", bank=bank, questions=questions, answered=answered,
                            next_question=next_question, display_name=name,
+                           retry=attempt is not None and attempt.row.question_ids is not None,
                            max_name=progress.MAX_DISPLAY_NAME, window_note=progress.window_note(bank),
                            is_open=_is_open(bank), attempts_note=progress.attempts_note(bank),
                            time_over=attempt is not None and attempt.time_over(),
