@@ -124,3 +124,21 @@ def test_a_seed_that_cannot_be_made_is_named_with_the_variant_its_students_get(i
     assert "Next variant" in html  # the preview's own page, with its navigation
     ok = instructor.get("/instructor/preview/big/q1?seed=186").get_data(as_text=True)
     assert "cannot be made" not in ok and "Drawn values:" in ok
+
+
+def test_the_preview_shows_the_banks_settings_the_learn_link_and_whose_prediction_the_figure_draws(instructor,
+                                                                                                    bank_dir):
+    (bank_dir / "exam.yaml").write_text(
+        "id: exam\ntitle: Exam\nmode: graded\nfeedback: deferred\nattempts: 2\ntime_limit: 1h30m\n"
+        "shuffle: {questions: true, options: true}\nopens: 2026-01-01T09:00:00Z\ncloses: 2027-01-01T09:00:00Z\n"
+        "questions:\n  - {id: q1, type: true_false, prompt: Is it, answer: true, explanation: E.,\n"
+        "     learn: 'https://arxiv.org/abs/1706.03762'}\n")
+    instructor.application.extensions["banks"].refresh_if_changed()
+    html = " ".join(instructor.get("/instructor/preview/exam/q1").get_data(as_text=True).split())
+    assert ("Also: time limit 1 h 30 min; 2 attempts (counted per browser session); shuffles its questions and "
+            "options; opens 2026-01-01 09:00 UTC; closes 2027-01-01 09:00 UTC.") in html
+    assert 'Read more (linked from the answer page): <a href="https://arxiv.org/abs/1706.03762">' in html
+    plain = instructor.get("/instructor/preview/attention-drill/why-scale").get_data(as_text=True)
+    assert 'id="bank-assessment"' not in plain
+    predicted = instructor.get("/instructor/preview/attention-practice/predict-soft-lookup").get_data(as_text=True)
+    assert "drawn as a student who gave the key sees it" in predicted

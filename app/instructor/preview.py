@@ -54,10 +54,25 @@ def preview_question(bank_id: str, question_id: str):
     stale_file = registry.stale.get(bank.id)
     return render_template(
         "instructor/preview.html", bank=bank, question=question, template=template, seed=seed, values=values,
-        failure=failure, shown_seed=shown_seed,
+        failure=failure, shown_seed=shown_seed, settings=_settings(bank),
         key=key, visual=visual, number=index + 1,
         previous=bank.questions[index - 1] if index > 0 else None,
         following=bank.questions[index + 1] if index + 1 < len(bank.questions) else None,
         stale_errors=registry.errors.get(stale_file, ()) if stale_file else (),
         max_seed=MAX_SEED,
     )
+
+
+def _settings(bank) -> list[str]:
+    """The bank's assessment settings, as the instructor wrote them (the feedback mode has its own line)."""
+    from ..web.progress import duration, when
+
+    shuffled = [what for what in ("questions", "options") if bank.shuffle and getattr(bank.shuffle, what)]
+    return [text for text in (
+        f"time limit {duration(bank.time_limit)}" if bank.time_limit else None,
+        f"{bank.attempts} attempt{'s' if bank.attempts != 1 else ''} (counted per browser session)" if bank.attempts
+        else None,
+        f"shuffles its {' and '.join(shuffled)}" if shuffled else None,
+        f"opens {when(bank.opens)}" if bank.opens else None,
+        f"closes {when(bank.closes)}" if bank.closes else None,
+    ) if text]
