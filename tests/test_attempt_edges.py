@@ -205,6 +205,12 @@ def test_earlier_tries_at_a_cells_question_are_named_by_their_labels(tmp_path):
     assert "You answered on → the (1); on → the (5)." in page and "[[0, 0]" not in page
 
 
+def bundled_app(tmp_path):
+    """The app on the bundled banks, with a database of its own."""
+    return create_app({"TESTING": True, "SECRET_KEY": "k", "QUIZ_DIR": str(resource_dir("quizzes")),
+                       "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"})
+
+
 @pytest.mark.parametrize("value, text", [(8388608.0, "8388608"), (3.0100001, "3.0100001"), (-2.5, "-2.5"),
                                          (1e-7, "1e-07"), (0.30000000000000004, "0.30000000000000004")])
 def test_a_typed_number_is_shown_as_typed(value, text):
@@ -233,8 +239,7 @@ def test_the_report_labels_numbers_as_the_answer_pages_show_them():
 
 def test_a_multiple_answer_question_says_how_it_is_scored_before_and_after(tmp_path):
     """One right and one wrong tick under net_correct scored 0 with nothing to say why."""
-    app = create_app({"TESTING": True, "SECRET_KEY": "k", "QUIZ_DIR": str(resource_dir("quizzes")),
-                      "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"})
+    app = bundled_app(tmp_path)
     student = app.test_client()
     question = main(student.get("/quiz/attention-transformers/transformer-advantages"))
     assert "Select all that apply. A wrong pick takes away as much as a right pick earns (never below 0)." in question
@@ -250,8 +255,7 @@ def test_a_multiple_answer_question_says_how_it_is_scored_before_and_after(tmp_p
 
 
 def test_a_numeric_tolerance_note_has_no_space_before_its_bracket(tmp_path):
-    app = create_app({"TESTING": True, "SECRET_KEY": "k", "QUIZ_DIR": str(resource_dir("quizzes")),
-                      "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"})
+    app = bundled_app(tmp_path)
     student = app.test_client()
     assert answer_via_form(student, "attention-practice", "scaled-score", ["5"]).status_code == 303
     page = main(student.get("/quiz/attention-practice/scaled-score/answer"))
@@ -260,8 +264,7 @@ def test_a_numeric_tolerance_note_has_no_space_before_its_bracket(tmp_path):
 
 def test_a_numeric_answer_is_labelled_by_its_unit_and_shown_with_it_in_brackets(tmp_path):
     """The legend and the label both said "Your answer", and the answer page wrote "3 head number"."""
-    app = create_app({"TESTING": True, "SECRET_KEY": "k", "QUIZ_DIR": str(resource_dir("quizzes")),
-                      "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"})
+    app = bundled_app(tmp_path)
     student = app.test_client()
     page = main(student.get("/quiz/attention-practice/head-dimension-variant"))
     assert '<label class="numeric" for="answer-input">Features per head</label>' in page
@@ -275,8 +278,7 @@ def test_a_numeric_answer_is_labelled_by_its_unit_and_shown_with_it_in_brackets(
 
 def test_a_wrong_try_that_matches_no_slip_gets_the_questions_hint(tmp_path):
     """A drill answer that was none of the listed slips got only "not quite", though the bank promises a hint."""
-    app = create_app({"TESTING": True, "SECRET_KEY": "k", "QUIZ_DIR": str(resource_dir("quizzes")),
-                      "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"})
+    app = bundled_app(tmp_path)
     student = app.test_client()
     assert answer_via_form(student, "attention-drill", "scaled-score-by-hand", ["5"]).status_code == 303
     page = " ".join(main(student.get("/quiz/attention-drill/scaled-score-by-hand")).split())

@@ -246,14 +246,20 @@ def test_a_figure_the_server_was_too_busy_to_draw_is_asked_for_again(browser, tm
     assert 503 in statuses  # the gate did refuse some, and they were drawn later
 
 
-def test_a_refused_control_is_marked_and_a_redraw_is_announced(browser, live_server):
-    """With JavaScript as without: the control a sentence is about is marked invalid and described by it, and
-    a screen reader hears when the figure (and its description) has changed."""
+def _q5_answer_page(browser, live_server):
+    """A new page on Q5's answer page, after the right answer: its head-split figure with its controls."""
     page = browser.new_page(viewport={"width": 1100, "height": 900})
     page.goto(f"{live_server.url}/quiz/{SEED_BANK}/head-dimension")
     _choose(page, "head-dimension", EXPECTED["head-dimension"][0])
     page.click("button:has-text('Submit answer')")
     page.wait_for_url("**/head-dimension/answer")
+    return page
+
+
+def test_a_refused_control_is_marked_and_a_redraw_is_announced(browser, live_server):
+    """With JavaScript as without: the control a sentence is about is marked invalid and described by it, and
+    a screen reader hears when the figure (and its description) has changed."""
+    page = _q5_answer_page(browser, live_server)
     control = page.locator("#visual-num_heads")
     control.fill("100")  # past its bound of 64
     _wait_until(page, "() => document.querySelector('.visual-error').textContent.trim() !== ''")
@@ -271,11 +277,7 @@ def test_a_refused_control_is_marked_and_a_redraw_is_announced(browser, live_ser
 def test_reset_after_a_refused_first_change_puts_the_questions_values_back(browser, live_server):
     """The first change refused, the page's address was still the plain one, and Reset only scrolled to the figure,
     leaving the refused value and its error."""
-    page = browser.new_page(viewport={"width": 1100, "height": 900})
-    page.goto(f"{live_server.url}/quiz/{SEED_BANK}/head-dimension")
-    _choose(page, "head-dimension", EXPECTED["head-dimension"][0])
-    page.click("button:has-text('Submit answer')")
-    page.wait_for_url("**/head-dimension/answer")
+    page = _q5_answer_page(browser, live_server)
     control = page.locator("#visual-num_heads")
     served = control.input_value()
     control.fill("100")

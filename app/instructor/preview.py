@@ -12,6 +12,7 @@ from ..bank import banks
 from ..bank.variants import MAX_SEED, VariantError, apply, draw, has_params, parse_seed, sample_seeds
 from ..errors import BadInput
 from ..grading import correct_answer
+from ..web.progress import duration, when
 from ..web.visual_views import visual_view
 from .views import bp
 
@@ -65,8 +66,6 @@ def preview_question(bank_id: str, question_id: str):
 
 def _settings(bank) -> list[str]:
     """The bank's assessment settings, as the instructor wrote them (the feedback mode has its own line)."""
-    from ..web.progress import duration, when
-
     shuffled = [what for what in ("questions", "options") if bank.shuffle and getattr(bank.shuffle, what)]
     return [text for text in (
         f"time limit {duration(bank.time_limit)}" if bank.time_limit else None,

@@ -149,10 +149,8 @@ def charge_attempt_start() -> None:
     config = current_app.config
     if not config.get("RATELIMIT_ENABLED", True):
         return
-    limit = config["RATE_LIMIT_ATTEMPTS_PER_ADDRESS"]
-    _charge("attempt-starts", address_key(), limit, lambda wait: TooManyAttempts(
-        f"This address (a school, a household) has started more quiz attempts than the server allows ({limit}). "
-        f"Wait {wait} seconds and try again; attempts already started go on as before.", wait))
+    _charge_address_attempts("attempt-starts", "has started more quiz attempts than the server allows ({limit}). "
+                             "Wait {wait} seconds and try again; attempts already started go on as before.")
     if request.cookies:
         limit = config["RATE_LIMIT_ATTEMPTS"]
         _charge("attempt-starts", client_key(), limit, lambda wait: TooManyAttempts(
@@ -163,13 +161,17 @@ def charge_attempt_start() -> None:
 def charge_lti_login() -> None:
     """Count one LMS login for this address, against the budget of attempt starts (a launch opens one): each
     login stores a nonce row until it expires, and the platform's issuer and client id are no secret."""
-    config = current_app.config
-    if not config.get("RATELIMIT_ENABLED", True):
-        return
-    limit = config["RATE_LIMIT_ATTEMPTS_PER_ADDRESS"]
-    _charge("lti-logins", address_key(), limit, lambda wait: TooManyAttempts(
-        f"This address (a school, a household) has opened the quiz from the LMS more often than the server allows "
-        f"({limit}). Wait {wait} seconds and open it again.", wait))
+    if current_app.config.get("RATELIMIT_ENABLED", True):
+        _charge_address_attempts("lti-logins", "has opened the quiz from the LMS more often than the server allows "
+                                 "({limit}). Wait {wait} seconds and open it again.")
+
+
+def _charge_address_attempts(scope: str, refusal: str) -> None:
+    """Charge `scope` for this address against RATE_LIMIT_ATTEMPTS_PER_ADDRESS; `refusal` ({limit}, {wait}) says
+    what this address did, past the limit."""
+    limit = current_app.config["RATE_LIMIT_ATTEMPTS_PER_ADDRESS"]
+    _charge(scope, address_key(), limit, lambda wait: TooManyAttempts(
+        "This address (a school, a household) " + refusal.format(limit=limit, wait=wait), wait))
 
 
 def charge_plot_render() -> None:
