@@ -99,8 +99,8 @@ def test_trying_the_missed_ones_makes_a_new_attempt_of_only_those_and_keeps_the_
     home = " ".join(client.get("/").get_data(as_text=True).split())
     assert "3 questions · retrying the 2 you missed: 2 answered" in home
     start = " ".join(client.get(f"/quiz/{BANK}/").get_data(as_text=True).split())
-    assert ("2 questions · 2 answered (this attempt has only the ones you missed before; your earlier attempt is "
-            "kept)") in start
+    assert ("2 questions · 2 answered (this attempt has only the ones you missed before; your earlier attempts are "
+            "listed below)") in start
     # The instructor still sees both attempts: the retake on its own line, while the attempt counts, scores and
     # discrimination stay those of whole attempts.
     with app.app_context():

@@ -72,7 +72,7 @@ def _too_many_renders(error: TooManyRenders):
 
 def init_app(app: Flask) -> None:
     from ..visuals.service import VisualCache
-    from . import api, learn, plots, quiz, visual_views
+    from . import api, learn, plots, progress, quiz, visual_views
 
     app.before_request(_refuse_unusable_fields)  # before CSRFProtect's own before_request
     csrf.init_app(app)
@@ -90,5 +90,7 @@ def init_app(app: Flask) -> None:
     csrf.exempt(_healthz)
     app.jinja_env.filters["markdown"] = render_markdown
     app.jinja_env.filters["markdown_inline"] = render_inline
-    app.jinja_env.filters.update(score=formats.score, percent=formats.percent, number=formats.number)
+    app.jinja_env.filters.update(score=formats.score, percent=formats.percent, number=formats.number,
+                                 moment=progress.when)
     app.jinja_env.globals["narrow_media"] = visual_views.NARROW_MEDIA
+    app.jinja_env.globals["max_earlier"] = progress.MAX_EARLIER

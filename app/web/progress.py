@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import re
 import secrets
 import unicodedata
 from dataclasses import dataclass
@@ -32,6 +33,9 @@ from ..lti import on_attempt_finished, with_settings
 from .limits import charge_attempt_start, session_map
 
 MAX_DISPLAY_NAME = 80
+ATTEMPT_ID = re.compile(r"[0-9a-f]{32}")  # secrets.token_hex(16), as create makes them
+MAX_EARLIER = 5  # the earlier attempts at a bank that a session lists (their ids ride in the session cookie)
+MAX_EARLIER_IDS = 20  # and at all banks together: 0.7 kB of the cookie
 
 
 class NoTriesLeft(AppError):
@@ -135,10 +139,17 @@ class Attempt:
         """When the bank's time limit ends this attempt: started_at (as stored) + time_limit."""
         if self.bank.time_limit is None:
             return None
+        return self.started + timedelta(seconds=self.bank.time_limit)
+
+    @property
+    def started(self) -> datetime:
         started = self.row.started_at
-        if started.tzinfo is None:  # SQLite returns the stored UTC time without its zone
-            started = started.replace(tzinfo=timezone.utc)
-        return started + timedelta(seconds=self.bank.time_limit)
+        return started if started.tzinfo else started.replace(tzinfo=timezone.utc)  # SQLite's UTC, without zone
+
+    @property
+    def total(self) -> float:
+        """The attempt's score so far: its closed questions' recorded scores (out of len(questions))."""
+        return sum(self.scores().values())
 
     def time_over(self) -> bool:
         return self.deadline is not None and db.now() >= self.deadline
@@ -458,9 +469,42 @@ def adopt(bank: Bank, attempt_id: str, in_course: bool = False) -> None:
 
 
 def _remember(bank: Bank, attempt_id: str, in_course: bool) -> None:
+    _keep_as_earlier(bank, except_id=attempt_id)
     session["attempts"] = {**session_map("attempts", str), bank.id: attempt_id}
     if in_course:
         session["lms_attempts"] = {**session_map("lms_attempts", str), bank.id: attempt_id}
+
+
+def earlier_ids(bank: Bank) -> list[str]:
+    """The ids of the session's earlier attempts at `bank`, newest first: those it started, or an LMS opened, before
+    its current one (at most MAX_EARLIER)."""
+    listed = session_map("earlier", str).get(bank.id, "").split()
+    return [earlier_id for earlier_id in listed if ATTEMPT_ID.fullmatch(earlier_id)][:MAX_EARLIER]
+
+
+def earlier(bank: Bank) -> list[Attempt]:
+    """The session's earlier attempts at `bank` that are stored, newest first; one whose time ran out is closed."""
+    found = [attempt for attempt in map(lambda earlier_id: load(bank, earlier_id), earlier_ids(bank)) if attempt]
+    if any(not attempt.finished and close_if_over(attempt) for attempt in found):
+        return earlier(bank)  # read again, as closed
+    return found
+
+
+def _keep_as_earlier(bank: Bank, except_id: str | None = None) -> None:
+    """Put the session's current attempt at `bank` first in its list of earlier ones (and take `except_id`, the
+    attempt about to become current, off that list)."""
+    current_id = attempt_id(bank)
+    kept = [earlier_id for earlier_id in earlier_ids(bank) if earlier_id not in (current_id, except_id)]
+    if current_id is not None and current_id != except_id:
+        kept.insert(0, current_id)
+    if kept == earlier_ids(bank):
+        return
+    lists = {key: value for key, value in session_map("earlier", str).items() if key != bank.id}
+    if kept:
+        lists[bank.id] = " ".join(kept[:MAX_EARLIER])  # last: the newest list
+    while sum(len(listed.split()) for listed in lists.values()) > MAX_EARLIER_IDS:
+        lists.pop(next(iter(lists)))  # the list of the bank left longest ago (a browser drops a cookie over 4 kB)
+    session["earlier"] = lists
 
 
 def course_attempt(bank: Bank) -> Attempt | None:
@@ -495,6 +539,7 @@ def reset(bank: Bank) -> None:
     """Forget the session's attempt; the next question page starts a new one (with new variants).
     Stored answers are kept."""
     _forget()
+    _keep_as_earlier(bank)
     attempts = session_map("attempts", str)
     if bank.id in attempts:
         session["attempts"] = {key: value for key, value in attempts.items() if key != bank.id}

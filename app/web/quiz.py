@@ -9,7 +9,7 @@ from __future__ import annotations
 from flask import Blueprint, current_app, flash, redirect, render_template, request, url_for
 
 from ..bank import banks
-from ..errors import BadInput
+from ..errors import BadInput, NotFound
 from ..grading import parse_form_answer
 from . import progress
 from .limits import limiter
@@ -50,7 +50,8 @@ def start(bank_id: str):
                            is_open=_is_open(bank), attempts_note=progress.attempts_note(bank),
                            time_over=attempt is not None and attempt.time_over(),
                            time_limit=progress.duration(bank.time_limit) if bank.time_limit else None,
-                           course_attempt=progress.course_attempt(bank), attempt=attempt)
+                           course_attempt=progress.course_attempt(bank), attempt=attempt,
+                           earlier=progress.earlier(bank))
 
 
 def _is_open(bank) -> bool:
@@ -185,20 +186,40 @@ def summary(bank_id: str):
     attempt = progress.current(bank)
     if attempt is not None and not attempt.finished and progress.close_if_over(attempt):
         attempt = progress.current(bank)  # as closed now: its results may be shown
+    return _review(bank, attempt, earlier=progress.earlier(bank))
+
+
+@bp.get("/quiz/<bank_id>/attempts/<attempt_id>")
+def earlier_attempt(bank_id: str, attempt_id: str):
+    """The review of one of the session's earlier attempts at the bank: read only, since answers go to the current
+    one."""
+    bank = banks().get(bank_id)
+    if attempt_id == progress.attempt_id(bank):
+        return redirect(url_for(".summary", bank_id=bank.id), 303)
+    attempt = next((a for a in progress.earlier(bank) if a.id == attempt_id), None)
+    if attempt is None:
+        raise NotFound("This is not one of the attempts this browser made at this quiz (the list keeps the "
+                       f"{progress.MAX_EARLIER} newest). The quiz's page lists those it has.")
+    return _review(bank, attempt, past=True)
+
+
+def _review(bank, attempt, *, past: bool = False, earlier=()):
+    """The results page of `attempt` (None: the bank's questions, none answered yet); `past`: an earlier attempt's,
+    without the links and buttons that act on the current one."""
     listed = attempt.questions if attempt else bank.questions
     results = attempt.results() if attempt else {}
     scores = attempt.scores() if attempt else {}
-    revealed = attempt is None or bank.feedback != "deferred" or attempt.finished
+    revealed = attempt is None or attempt.bank.feedback != "deferred" or attempt.finished
     closed = attempt.closed_ids() if attempt else set()
     return render_template(
-        "quiz/summary.html", bank=bank, attempt=attempt, revealed=revealed, closed=closed,
+        "quiz/summary.html", bank=bank, attempt=attempt, revealed=revealed, closed=closed, past=past,
         questions=[attempt.variant(q) if attempt else progress.preview(q) for q in listed],
         grades=results if revealed else {}, scores=scores if revealed else {}, total=sum(scores.values()),
         max_score=len(listed), tags=progress.tag_scores(listed, scores) if revealed else [],
         tries_used={q.id: attempt.tries_used(q) for q in listed} if attempt else {},
         best_tries={q.id: attempt.best_try(q) for q in listed} if attempt else {},
-        missed=attempt.missed() if attempt and revealed else [],
-        course_attempt=progress.course_attempt(bank))
+        missed=attempt.missed() if attempt and revealed and not past else [],
+        course_attempt=None if past else progress.course_attempt(bank), earlier=earlier)
 
 
 @bp.post("/quiz/<bank_id>/retake")
