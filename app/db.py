@@ -53,7 +53,7 @@ from .errors import AppError, render_app_error
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 2  # 2: tries, and attempts.question_ids
+SCHEMA_VERSION = 3  # 2: tries, and attempts.question_ids; 3: attempts.questions
 
 metadata = MetaData()
 
@@ -75,6 +75,9 @@ attempts = Table(
     Column("max_score", Integer),
     # A JSON list of question ids for a "try the ones I missed" attempt; NULL: every question of the bank.
     Column("question_ids", Text),
+    # A JSON list of the ids of every question the attempt has, fixed when it starts, so a question the bank gains
+    # later is not in it; NULL: an attempt stored before version 3, which has the bank's questions as they are.
+    Column("questions", Text),
     Index("ix_attempts_bank", "bank_id"),
 )
 
@@ -215,6 +218,10 @@ def _upgrade(engine: Engine) -> None:
                 select(responses.c.attempt_id, responses.c.bank_id, responses.c.question_id, literal(1),
                        responses.c.answer, responses.c.score, literal(True), responses.c.answered_at)
                 .where(~tried)))
+        if version < 3:  # create_all made `questions` on a new table; an existing one lacks it
+            if "questions" not in {c["name"] for c in inspect(connection).get_columns("attempts")}:
+                connection.execute(text("ALTER TABLE attempts ADD COLUMN questions TEXT"))
+        if version < SCHEMA_VERSION:
             connection.execute(update(schema_info).where(schema_info.c.id == 1).values(version=SCHEMA_VERSION))
 
 
@@ -234,14 +241,16 @@ def _write(statement_fn):
 
 
 def start_attempt(attempt_id: str, bank_id: str, seed: int, display_name: str | None = None,
-                  question_ids: list[str] | None = None, owner=None) -> None:
-    """A new attempt at the whole bank, or (question_ids) at only those of its questions. `owner(connection,
+                  question_ids: list[str] | None = None, owner=None, questions: list[str] | None = None) -> None:
+    """A new attempt at the whole bank, or (question_ids) at only those of its questions; `questions`: the ids of
+    every question it has (the bank's at this moment, or question_ids). `owner(connection,
     attempt_id)` records who owns it in the same transaction (an LMS user: app.lti.store.owner); if that fails,
     with IntegrityError, the attempt is not stored either."""
     def run(connection):
         connection.execute(insert(attempts).values(
             id=attempt_id, bank_id=bank_id, seed=seed, display_name=display_name, started_at=now(),
-            question_ids=None if question_ids is None else json.dumps(question_ids)))
+            question_ids=None if question_ids is None else json.dumps(question_ids),
+            questions=None if questions is None else json.dumps(questions)))
         if owner is not None:
             owner(connection, attempt_id)
     _write(run)

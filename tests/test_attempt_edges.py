@@ -10,7 +10,7 @@ import pytest
 
 from app import create_app
 from app.paths import resource_dir
-from conftest import answer_via_form
+from conftest import answer_via_form, csrf_token
 from app.web.formats import number, percent, score
 from test_feedback_modes import (BANK, MODES_BANK, TRY_AGAIN, main, make_app, post_again, send, stored_responses,
                                  stored_tries)
@@ -63,11 +63,12 @@ def test_a_question_removed_mid_attempt_neither_finishes_it_early_nor_counts_in_
     assert "You scored <strong>2</strong> out of 2 (100%)" in main(student.get(f"/quiz/{BANK}/summary"))
 
 
-def test_a_finished_attempt_takes_no_answer_to_a_question_added_since(tmp_path):
+def test_a_question_added_after_an_attempt_started_is_not_in_it_and_a_retake_has_it(tmp_path):
     app = make_app(tmp_path)
-    student = app.test_client()
+    student, latecomer = app.test_client(), app.test_client()
     for question_id, value in (("heads", "a"), ("projections", ["q", "k"]), ("scale", "8")):
         assert send(student, question_id, value).status_code == 303
+    assert send(latecomer, "heads", "a").status_code == 303  # started, not finished
     added = BANK_TEXT + """\
   - id: extra
     type: numeric
@@ -77,13 +78,25 @@ def test_a_finished_attempt_takes_no_answer_to_a_question_added_since(tmp_path):
 """
     app, student = reopen(tmp_path, student, added)
     page = student.get(f"/quiz/{BANK}/extra")
-    assert page.status_code == 409 and "This attempt is finished and its score is recorded" in main(page)
+    assert page.status_code == 404 and "it was added to the quiz after the attempt started" in main(page)
     late = post_again(student, "extra", "4", 1)
-    assert late.status_code == 409 and "nothing was stored" in main(late)
-    assert len(stored_responses(app)) == 3 and (attempt_row(app, student).total_score,
-                                                attempt_row(app, student).max_score) == (3.0, 3)
+    assert late.status_code == 404 and len(stored_responses(app)) == 4
+    assert (attempt_row(app, student).total_score, attempt_row(app, student).max_score) == (3.0, 3)
+    # The finished attempt's results are those it was scored on (3 of 3), not 3 of the bank's 4 now.
     review = main(student.get(f"/quiz/{BANK}/summary"))
-    assert "1 question was not answered before the attempt closed; it counts as 0." in review
+    assert "You scored <strong>3</strong> out of 3 (100%)" in review and "not answered" not in review
+    assert "How many heads?" not in review
+    # An attempt in progress keeps its three questions too: answering them finishes it.
+    again = app.test_client()  # the latecomer, on the app as it is now
+    again.set_cookie("session", latecomer.get_cookie("session").value)
+    assert "Question 2 of 3 · 1 answered" in main(again.get(f"/quiz/{BANK}/projections"))
+    assert send(again, "projections", ["q", "k"]).status_code == 303 and send(again, "scale", "8").status_code == 303
+    assert attempt_row(app, again).finished_at is not None
+    # A retake starts an attempt with every question the bank has now.
+    retake = student.post(f"/quiz/{BANK}/retake", data={"csrf_token": csrf_token(student.get(f"/quiz/{BANK}/summary")
+                                                                                      .get_data(as_text=True))})
+    assert retake.status_code == 303
+    assert "Question 4 of 4" in main(student.get(f"/quiz/{BANK}/extra"))
 
 
 def test_a_key_fixed_after_an_answer_keeps_its_score_says_so_and_offers_no_retry(tmp_path):

@@ -314,10 +314,11 @@ def test_each_try_number_is_stored_once(tmp_path):
 
 
 def _downgrade_to_version_1(engine) -> None:
-    """The schema as version 1 left it: no tries table, no attempts.question_ids, version 1."""
+    """The schema as version 1 left it: no tries table, no attempts.question_ids nor attempts.questions, version 1."""
     with engine.begin() as connection:
         connection.execute(text("DROP TABLE tries"))
         connection.execute(text("ALTER TABLE attempts DROP COLUMN question_ids"))
+        connection.execute(text("ALTER TABLE attempts DROP COLUMN questions"))
         connection.execute(text("UPDATE schema_info SET version = 1"))
         connection.execute(text("INSERT INTO attempts (id, bank_id, seed, started_at) VALUES ('old', 'modes', 0, "
                                 "CURRENT_TIMESTAMP)"))
@@ -327,13 +328,13 @@ def _downgrade_to_version_1(engine) -> None:
 
 def _check_migrated(engine) -> None:
     for _ in range(2):  # twice: migrating is idempotent
-        assert db.migrate(engine) == 2
+        assert db.migrate(engine) == 3
     with engine.connect() as connection:
-        assert connection.execute(select(db.schema_info.c.version)).scalar() == 2
+        assert connection.execute(select(db.schema_info.c.version)).scalar() == 3
         rows = connection.execute(select(db.tries)).all()
         assert [(r.attempt_id, r.question_id, r.try_number, r.final, r.score) for r in rows] == [
             ("old", "heads", 1, True, 1.0)]
-        assert connection.execute(select(db.attempts.c.question_ids)).scalar() is None
+        assert connection.execute(select(db.attempts.c.question_ids, db.attempts.c.questions)).one() == (None, None)
         assert connection.execute(select(func.count()).select_from(db.responses)).scalar() == 1
 
 

@@ -126,9 +126,12 @@ class Attempt:
     def __init__(self, bank: Bank, state: db.AttemptState):
         self.bank, self.row = bank, state.row
         self.id, self.seed = state.row.id, state.row.seed
-        subset = json.loads(state.row.question_ids) if state.row.question_ids else None
-        self.missed_only = subset is not None
-        self.questions = [q for q in bank.questions if subset is None or q.id in subset]
+        self.missed_only = state.row.question_ids is not None
+        # The questions it started with (one the bank gained since is not in it, one it lost is gone from it); an
+        # attempt from before the app stored them has the bank's.
+        fixed = state.row.questions or state.row.question_ids
+        own = set(json.loads(fixed)) if fixed else None
+        self.questions = [q for q in bank.questions if own is None or q.id in own]
         if bank.shuffle is not None and bank.shuffle.questions:
             self.questions = _shuffled(self.questions, self.seed, "questions")
         self._stored = state.tries
@@ -427,7 +430,8 @@ def create(bank: Bank, display_name: str | None = None, questions: list[Question
     attempt_id = secrets.token_hex(16)
     _forget()
     db.start_attempt(attempt_id, bank.id, secrets.randbelow(MAX_SEED), display_name,
-                     None if questions is None else [q.id for q in questions], owner)
+                     None if questions is None else [q.id for q in questions], owner,
+                     questions=[q.id for q in (bank.questions if questions is None else questions)])
     if bank.attempts is not None and not practice:  # counted only where a limit applies: other banks' cookies stay
         started = session_map("started", int)
         session["started"] = {**started, bank.id: started.get(bank.id, 0) + 1}
@@ -564,6 +568,9 @@ def tag_scores(questions: list[Question], scores: dict[str, float]) -> list[tupl
     return [(tag, round(earned[tag], 6), counts[tag]) for tag in earned]
 
 
-def not_in_attempt(question: Question) -> NotFound:
-    return NotFound(f"Question {question.id!r} is not part of this attempt, which has only the questions you "
-                    "missed. Go back to the quiz's page to see its questions, or retake the whole quiz.")
+def not_in_attempt(attempt: Attempt, question: Question) -> NotFound:
+    if attempt.missed_only:
+        return NotFound(f"Question {question.id!r} is not part of this attempt, which has only the questions you "
+                        "missed. Go back to the quiz's page to see its questions, or retake the whole quiz.")
+    return NotFound(f"Question {question.id!r} is not part of this attempt: it was added to the quiz after the "
+                    "attempt started. Finish the attempt, then retake the quiz to answer it.")

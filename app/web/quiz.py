@@ -84,7 +84,7 @@ def _context(attempt, question):
 def _attempt_with(bank, item, *, start: bool):
     attempt = progress.ensure(bank) if start else progress.current(bank)
     if attempt is not None and not attempt.includes(item):
-        raise progress.not_in_attempt(item)
+        raise progress.not_in_attempt(attempt, item)
     return attempt
 
 
