@@ -57,4 +57,5 @@ def test_the_playground_refuses_a_bad_model_with_a_sentence(client):
     response = client.get("/learn/attention?v=attention-playground&model=real&layer=9")
     assert response.status_code == 400
     page = html.unescape(response.get_data(as_text=True))
-    assert "layer" in page and "The plot shows the question's own values instead." in page
+    assert "layer must be at most" in page
+    assert "The plot shows the question's own values instead: change the marked value to draw yours." in page

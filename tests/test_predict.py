@@ -378,6 +378,10 @@ def test_a_refused_value_stays_in_its_field_marked_with_its_message_and_the_figu
     assert 'aria-describedby="soft-lookup-temperature-error"' in temperature
     message = re.search(r'<p class="form-error field-error" id="soft-lookup-temperature-error">([^<]*)</p>', html)
     assert message and "temperature must be at most 20" in message.group(1)
+    # The status line says what the figure shows, without the field's sentence a second time.
+    status = re.search(r'<p class="visual-error" id="soft-lookup-status"[^>]*>([^<]*)</p>', html).group(1)
+    assert html.count(message.group(1)) == 1
+    assert status == "The plot shows the question&#39;s own values instead: change the marked value to draw yours."
     # The other fields keep what the student typed, unmarked; their help is still their description.
     queries = control(html, "soft-lookup-queries")
     assert 'value="kitten dog"' in queries and "aria-invalid" not in queries

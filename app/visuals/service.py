@@ -32,9 +32,11 @@ class VisualInputError(ValueError):
     """Parameters a student or a URL supplied that cannot be used; the message says what to fix, and `fields`
     maps each param a sentence is about to that sentence (for marking the control that holds it)."""
 
-    def __init__(self, message: str, fields: dict[str, str] | None = None):
+    def __init__(self, message: str, fields: dict[str, str] | None = None, unplaced: list[str] | None = None):
         super().__init__(message)
         self.fields = fields or {}
+        # The sentences that `fields` holds none of (a rule across fields, a second problem with one field).
+        self.unplaced = [message] if fields is None and unplaced is None else (unplaced or [])
 
 
 class RenderGateFull(RuntimeError):
@@ -219,10 +221,13 @@ def parse_query(kind: VisualKind, args: Mapping[str, list[str]], base: dict | No
     except ValidationError as error:
         problems = describe_validation_error(error)
         fields: dict[str, str] = {}
+        unplaced: list[str] = []
         for path, message in problems:  # path: ("params", name, ...), or ("params",) for a rule across fields
-            if len(path) > 1:
-                fields.setdefault(str(path[1]), _sentence(message))
-        raise VisualInputError(_sentence("; ".join(message for _, message in problems)), fields) from None
+            if len(path) > 1 and str(path[1]) not in fields:
+                fields[str(path[1])] = _sentence(message)
+            else:
+                unplaced.append(_sentence(message))
+        raise VisualInputError(_sentence("; ".join(message for _, message in problems)), fields, unplaced) from None
 
 
 def parse_variant(args: dict[str, list[str]]) -> tuple[int, str]:

@@ -177,10 +177,17 @@ def visual_view(kind_name: str, base: Mapping | None, args: Mapping[str, list[st
                 note = (f"Your prediction is drawn on the question's own {grid}, not on these; "
                         "Reset brings it back.")
         except VisualInputError as problem:
-            error, status = f"{problem} The plot shows the question's own values instead.", 400
             controls = {control.name for control in kind.controls}
             typed = {name: values[0] for name, values in args.items() if name in controls and len(values) == 1}
             invalid = {name: message for name, message in problem.fields.items() if name in controls}
+            # A sentence about one control is shown beside it (and names the control's field): only the others
+            # here, so that no sentence shows twice.
+            elsewhere = [message for name, message in problem.fields.items() if name not in controls]
+            marked = (f": change the marked value{'s' if len(invalid) > 1 else ''} to draw yours"
+                      if invalid else "")
+            error = " ".join([*problem.unplaced, *elsewhere,
+                              f"The plot shows the question's own values instead{marked}."])
+            status = 400
     cache = visual_cache()
     computed = None
     if params is not base_params:
