@@ -18,7 +18,9 @@ from hypothesis import strategies as st
 
 from app import create_app
 from app.authoring import cli
-from app.authoring.export import GIFT_SPECIAL, MOODLE_PERCENTS, gift_escape, right_percents, to_html
+from app.authoring.export import (GIFT_SPECIAL, MOODLE_PERCENTS, gift_escape, moodle_category, right_percents, to_gift,
+                                  to_html, to_moodle_xml)
+from app.bank.schema import Bank
 from app.bank.loader import load_bank_file
 from app.bank.variants import instantiate
 from app.grading import score_choice
@@ -123,7 +125,7 @@ def moodle_xml(run):
 
 
 def questions_of(root) -> list[ElementTree.Element]:
-    return root.findall("question")
+    return [element for element in root.findall("question") if element.get("type") != "category"]
 
 
 def answers_of(element) -> list[tuple[float, str, str]]:
@@ -445,6 +447,8 @@ def read_gift_question(lines: list[str]) -> dict | None:
     text = "\n".join(" " if line.strip().startswith("//") else line for line in lines).strip()
     if not text:
         return None
+    if text.startswith("$CATEGORY:"):  # the questions after it go to that category
+        return {"type": "category", "category": text[len("$CATEGORY:"):].strip()}
     text = _pre(text)
     assert text.startswith("::")
     text = text[2:]
@@ -496,8 +500,8 @@ def read_gift_question(lines: list[str]) -> dict | None:
     return entry | {"type": "truefalse", "answer": bits[0] in ("T", "TRUE"), "wrong": bits[1], "right": bits[2]}
 
 
-def read_gift(text: str) -> list[dict]:
-    """Moodle splits a GIFT file into questions at blank lines."""
+def read_gift(text: str, categories: bool = False) -> list[dict]:
+    """Moodle splits a GIFT file into questions at blank lines (and `$CATEGORY:` blocks, with `categories`)."""
     blocks, current = [], []
     for line in text.splitlines():
         if line.strip():
@@ -507,7 +511,8 @@ def read_gift(text: str) -> list[dict]:
             current = []
     if current:
         blocks.append(current)
-    return [q for q in (read_gift_question(block) for block in blocks) if q is not None]
+    read = [q for q in (read_gift_question(block) for block in blocks) if q is not None]
+    return read if categories else [q for q in read if q["type"] != "category"]
 
 
 @pytest.fixture(scope="module")
@@ -550,7 +555,8 @@ def test_gift_reports_each_visual_it_leaves_out(gift_export, seed_bank):
                 "by GIFT; it was left out") in lines
     assert ("warning: questions[3] multi-head-subspaces: the tags (multi-head) cannot be carried by GIFT; "
             "they were left out") in lines
-    assert lines[-1] == "exported 9 question(s) of 'attention-transformers' as gift; 23 warning(s)"  # 5 "See ..." links
+    assert "warning: bank: the bank's description and source cannot be carried by GIFT; they are comments at the top" in lines
+    assert lines[-1] == "exported 9 question(s) of 'attention-transformers' as gift; 24 warning(s)"  # 5 "See ..." links
 
 
 def test_gift_strict_fails_on_warnings(run):
@@ -666,12 +672,12 @@ def test_a_try_again_banks_tries_and_penalty_are_carried_where_they_can_be_and_r
     assert bank.feedback == "try_again" and bank.penalty == [1, 0.5, 0.25]
     moodle = to_moodle_xml(bank)
     root = ElementTree.fromstring(moodle.text)
-    assert [q.findtext("penalty") for q in root.iter("question")] == ["0.5"] * len(bank.questions)
+    assert [q.findtext("penalty") for q in questions_of(root)] == ["0.5"] * len(bank.questions)
     (note,) = [w for w in moodle.warnings if w.index is None]
     assert "Interactive with multiple tries" in note.message and "after the second try" in note.message
     assert str(note).startswith("bank: feedback: try_again (3 tries")
     gift = to_gift(bank)
-    (note,) = [w for w in gift.warnings if w.index is None]
+    (note,) = [w for w in gift.warnings if w.index is None and "try_again" in w.message]
     assert "cannot be carried by GIFT" in note.message and f"// {note.message}" in gift.text
     # A question's hint: one Moodle <hint> per try after the first (interactive mode shows one after each wrong
     # try); GIFT has none, and says so.
@@ -755,3 +761,70 @@ questions:
     (mask,) = questions_of(ElementTree.fromstring(result.stdout.encode()))
     assert [t for _, t, _ in answers_of(mask)] == ["query the → key the (1)", "query the → key cat",
                                                   "query the → key the (3)"]
+
+
+# --- categories: the bank's title, description and source, and a category per question's variants -----
+
+
+def filed(elements) -> list[tuple[str, str]]:
+    """(category, question name) for each question, in order: Moodle files a question in the category before it."""
+    out, category = [], None
+    for element in elements:
+        if element["type"] == "category":
+            category = element["category"]
+        else:
+            out.append((category, element["name"]))
+    return out
+
+
+def moodle_elements(root) -> list[dict]:
+    return [{"type": "category", "category": e.findtext("category/text"), "info": e.findtext("info/text")}
+            if e.get("type") == "category" else {"type": e.get("type"), "name": e.findtext("name/text")}
+            for e in root.findall("question")]
+
+
+def test_moodle_xml_files_the_bank_in_a_category_named_after_it_with_its_description_and_source(moodle_xml,
+                                                                                                seed_bank):
+    elements = moodle_elements(moodle_xml)
+    top = f"$course$/top/{seed_bank.title}"
+    assert elements[0]["type"] == "category" and elements[0]["category"] == top
+    assert filed(elements) == [(top, q.id) for q in seed_bank.questions]  # one category: no variants
+    info = elements[0]["info"]
+    assert "Nine questions on dot-product attention" in info and "<p>Adapted from the quiz &#34;Deep learning: Attention and Transformers&#34;.</p>" in info
+
+
+def test_each_parameterised_questions_variants_get_a_category_of_their_own(run, practice_bank):
+    top = f"$course$/top/{practice_bank.title}"
+    expected = [(f"{top}/{q.id}" if q.params else top, name) for q in practice_bank.questions
+                for name in ([f"{q.id}-seed{s}" for s in (2, 3, 4)] if q.params else [q.id])]
+    result = run(PRACTICE_BANK, "--format", "moodle-xml", "--seed", "2", "--variants", "3", "--visual", "none")
+    assert result.exit_code == 0, result.output
+    elements = moodle_elements(ElementTree.fromstring(result.stdout.encode()))
+    assert filed(elements) == expected
+    categories = [e for e in elements if e["type"] == "category"]
+    assert all("a quiz draws one of them at random" in e["info"] for e in categories if e["category"] != top)
+    gift = run(PRACTICE_BANK, "--format", "gift", "--seed", "2", "--variants", "3")
+    assert gift.exit_code == 0, gift.output
+    exported = {q.id for q in practice_bank.questions if q.type != "matrix"}
+    assert filed(read_gift(gift.stdout, categories=True)) == [
+        (category, name) for category, name in expected if name.rsplit("-seed", 1)[0] in exported]
+    # Without variants, one category: the bank's.
+    single = run(PRACTICE_BANK, "--format", "gift")
+    assert {category for category, _ in filed(read_gift(single.stdout, categories=True))} == {top}
+
+
+def test_a_slash_in_the_title_is_doubled_and_gift_keeps_the_description_as_comments():
+    bank = Bank.model_validate({
+        "id": "slashed", "title": "Attention / Transformers", "description": "First line.\n\nSecond line.",
+        "source": "Adapted from a course.",
+        "questions": [{"id": "q1", "type": "true_false", "prompt": "Is softmax monotone?", "explanation": "Yes.",
+                       "options": [{"id": "true", "text": "True", "correct": True}, {"id": "false", "text": "False"}]}]})
+    assert moodle_category(bank) == "$course$/top/Attention // Transformers"
+    gift = to_gift(bank)
+    assert gift.text.splitlines()[2:5] == ["// First line.", "// Second line.", "// Adapted from a course."]
+    assert any("description and source cannot be carried by GIFT" in w.message for w in gift.warnings)
+    assert "$CATEGORY: $course$/top/Attention // Transformers" in gift.text
+    root = ElementTree.fromstring(to_moodle_xml(bank).text.encode())
+    assert not [w for w in to_moodle_xml(bank).warnings if "description" in w.message]
+    assert moodle_elements(root)[0] == {"type": "category", "category": "$course$/top/Attention // Transformers",
+                                        "info": "<p>First line.</p>\n<p>Second line.</p>\n<p>Adapted from a course.</p>"}

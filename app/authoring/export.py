@@ -349,6 +349,33 @@ def _xml_comment(text: str) -> ElementTree.Element:
     return ElementTree.Comment(" " + text.replace("--", "- -") + " ")  # "--" may not appear in a comment
 
 
+def moodle_category(bank: Bank, question_id: str | None = None) -> str:
+    """The question-bank category an export puts questions in: $course$/top/<the bank's title>, and, for the variants
+    of a parameterised question (--variants K), a category of its own under it, named after the question, from which
+    a Moodle quiz draws one at random. A slash in a name is doubled, as Moodle's category paths escape it."""
+    names = [bank.title, *([question_id] if question_id else [])]
+    return "$course$/top/" + "/".join(name.replace("/", "//") for name in names)
+
+
+def _category_of(bank: Bank, item: _Item, variants: int) -> str:
+    template = bank.questions[item.index]
+    return moodle_category(bank, template.id if variants > 1 and has_params(template) else None)
+
+
+def _bank_info_html(bank: Bank, math_mode: str) -> str:
+    """The bank's description and source, for its Moodle category's description."""
+    parts = [to_html(bank.description, inline=False, math_mode=math_mode)] if bank.description else []
+    if bank.source:
+        parts.append(str(Markup("<p>{}</p>").format(bank.source)))
+    return "".join(parts)
+
+
+def _moodle_category(quiz: ElementTree.Element, path: str, info_html: str) -> None:
+    element = ElementTree.SubElement(quiz, "question", type="category")
+    ElementTree.SubElement(ElementTree.SubElement(element, "category"), "text").text = path
+    _text_field(element, "info", info_html)
+
+
 def to_moodle_xml(bank: Bank, *, seed: int = 0, variants: int = 1, math_mode: str = "tex",
                   visual: str = "feedback", render: Renderer | None = None) -> Export:
     """The bank as Moodle XML (question/format/xml): one <question> per question (or per variant).
@@ -362,12 +389,17 @@ def to_moodle_xml(bank: Bank, *, seed: int = 0, variants: int = 1, math_mode: st
     for note in bank_notes(bank, "moodle-xml"):
         quiz.append(_xml_comment(note))
         warnings.items.append(ExportWarning(None, None, note))
-    count = 0
+    count, category = 0, None
     for item in _items(bank, seed, variants, warnings):
         question = item.question
         exportable, grades = _grades_of(item, warnings)
         if not exportable:
             continue
+        if _category_of(bank, item, variants) != category:  # Moodle files the questions after it there
+            category = _category_of(bank, item, variants)
+            _moodle_category(quiz, category, _bank_info_html(bank, math_mode) if category == moodle_category(bank)
+                             else f"<p>Variants of question {html.escape(bank.questions[item.index].id)}: a quiz "
+                                  "draws one of them at random.</p>")
         for note in item.notes + (grades.notes if grades else ()):
             quiz.append(_xml_comment(f"{item.name}: {note}"))
             warnings.about(item, note)
@@ -491,7 +523,12 @@ def to_gift(bank: Bank, *, seed: int = 0, variants: int = 1) -> Export:
     for note in bank_notes(bank, "gift"):
         blocks[0] += f"\n// {note}"
         warnings.items.append(ExportWarning(None, None, note))
-    count = 0
+    if bank.description or bank.source:
+        note = "the bank's description and source cannot be carried by GIFT; they are comments at the top"
+        blocks[0] += "".join(f"\n// {line}" for line in f"{bank.description or ''}\n{bank.source or ''}".splitlines()
+                             if line.strip())
+        warnings.items.append(ExportWarning(None, None, note))
+    count, category = 0, None
     for item in _items(bank, seed, variants, warnings):
         question = item.question
         if question.type == "matrix":
@@ -502,6 +539,9 @@ def to_gift(bank: Bank, *, seed: int = 0, variants: int = 1) -> Export:
         exportable, grades = _grades_of(item, warnings)
         if not exportable:
             continue
+        if _category_of(bank, item, variants) != category:  # Moodle files the questions after it there
+            category = _category_of(bank, item, variants)
+            blocks.append(f"$CATEGORY: {category}")
         lines = [f"// questions[{item.index}] {item.name}"]
         for note in item.notes + (grades.notes if grades else ()):
             lines.append(f"// {note}")
