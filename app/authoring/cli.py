@@ -23,7 +23,7 @@ EXIT_PROBLEM = 1
 EXIT_USAGE = 2
 
 
-def _app_renderer() -> Renderer | None:
+def app_renderer() -> Renderer | None:
     """Render through the app's bounded figure cache when it has one, so a figure is drawn once."""
     cache = current_app.extensions.get("visual_cache")
     if cache is None:
@@ -92,7 +92,7 @@ def export_quiz_command(bank: str, output_format: str, output: str | None, seed:
     """
     source = _load_bank(bank)
     result = export_bank(source, output_format, seed=seed, variants=variants, math_mode=math, visual=visual,
-                         render=_app_renderer())
+                         render=app_renderer())
     if output:
         try:
             Path(output).write_text(result.text, encoding="utf-8")
@@ -123,7 +123,7 @@ def selftest_quizzes_command(paths: tuple[str, ...], seeds: int) -> None:
     missing = [str(p) for p in targets if not p.exists()]
     if missing:
         _fail(f"no such file or folder: {', '.join(missing)}", EXIT_USAGE)
-    report = SelfTest(seeds, _app_renderer()).run_paths(targets)
+    report = SelfTest(seeds, app_renderer()).run_paths(targets)
     if not report.results:
         _fail("no bank files (*.yaml, *.yml) found", EXIT_PROBLEM)
     for line in format_report(report):

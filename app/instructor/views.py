@@ -12,8 +12,11 @@ from datetime import datetime, timezone
 from flask import (Blueprint, Response, current_app, redirect, render_template, request, stream_with_context,
                    url_for)
 
+from ..authoring.cli import app_renderer
+from ..authoring.export import FORMATS, MATH_MODES, VISUAL_PLACEMENTS, export_bank
 from ..bank import banks
-from ..errors import AppError, NotFound
+from ..bank.variants import MAX_SEED
+from ..errors import AppError, BadInput, NotFound
 from ..web import progress
 from ..web.limits import client_address, limiter
 from . import auth, export, regrade, report
@@ -24,7 +27,7 @@ bp = Blueprint("instructor", __name__, url_prefix="/instructor")
 OPEN_ENDPOINTS = {"instructor.login"}
 # GET pages that send a signed-out visitor to the sign-in page; every other route answers 401.
 HTML_PAGES = {"instructor.dashboard", "instructor.bank", "instructor.preview_index", "instructor.preview_bank",
-              "instructor.preview_question"}
+              "instructor.preview_question", "instructor.export_page"}
 
 
 class SignInRequired(AppError):
@@ -130,4 +133,66 @@ def responses_csv(bank_id: str):
     chunks = export.csv_chunks(export.response_rows(_engine(), bank_.id))
     response = Response(stream_with_context(chunks), mimetype="text/csv")
     response.headers["Content-Disposition"] = f'attachment; filename="{bank_.id}-responses-{stamp}.csv"'
+    return response
+
+
+# --- the bank for Moodle: `flask export-quiz` from the browser ----------------------------------------------
+
+WEB_MAX_VARIANTS = 10  # each variant of a question with a visual is a figure drawn in the request; more: the CLI
+EXPORT_DEFAULTS = {"format": "moodle-xml", "seed": 0, "variants": 1, "math": "tex", "visual": "feedback"}
+CHOICES = {"format": FORMATS, "math": MATH_MODES, "visual": VISUAL_PLACEMENTS}
+NUMBERS = {"seed": (0, MAX_SEED), "variants": (1, WEB_MAX_VARIANTS)}
+
+
+def _export_options(args) -> tuple[dict, dict[str, str]]:
+    """The export's settings from the query string (the defaults where absent), and a sentence per refused one."""
+    options, problems = dict(EXPORT_DEFAULTS), {}
+    for name, allowed in CHOICES.items():
+        value = args.get(name, options[name])
+        if value in allowed:
+            options[name] = value
+        else:
+            problems[name] = f"{name} must be one of {', '.join(allowed)}."
+    for name, (low, high) in NUMBERS.items():
+        value = args.get(name, str(options[name])).strip()
+        if value.isascii() and value.isdigit() and low <= int(value) <= high:
+            options[name] = int(value)
+        else:
+            problems[name] = f"{name} must be a whole number from {low} to {high}."
+    return options, problems
+
+
+def _export(bank_, options: dict, render=None):
+    return export_bank(bank_, options["format"], seed=options["seed"], variants=options["variants"],
+                       math_mode=options["math"], visual=options["visual"] if render else "none", render=render)
+
+
+def export_file_name(bank_id: str, output_format: str) -> str:
+    return f"{bank_id}.xml" if output_format == "moodle-xml" else f"{bank_id}.gift.txt"
+
+
+@bp.get("/banks/<bank_id>/export")
+def export_page(bank_id: str):
+    """The export's settings, what the file cannot carry (the CLI's warnings) and the download link. The warnings
+    are found without drawing the figures, which only the file needs."""
+    bank_ = banks().get(bank_id)
+    options, problems = _export_options(request.args)
+    result = None if problems else _export(bank_, options)
+    status = 400 if problems else 200
+    return render_template("instructor/export.html", bank=bank_, options=options, problems=problems, result=result,
+                           choices=CHOICES, numbers=NUMBERS, file_name=export_file_name(bank_.id, options["format"]),
+                           query=request.args), status
+
+
+@bp.get("/banks/<bank_id>/export/file")
+def export_file(bank_id: str):
+    bank_ = banks().get(bank_id)
+    options, problems = _export_options(request.args)
+    if problems:
+        raise BadInput(" ".join(problems.values()))
+    result = _export(bank_, options, render=app_renderer())
+    response = current_app.response_class(
+        result.text, mimetype="application/xml" if options["format"] == "moodle-xml" else "text/plain")
+    response.headers["Content-Disposition"] = (
+        f'attachment; filename="{export_file_name(bank_.id, options["format"])}"')
     return response

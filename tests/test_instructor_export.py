@@ -1,0 +1,104 @@
+"""The instructor's export for Moodle in the browser: `flask export-quiz` behind the instructor sign-in, with the
+same settings (bounded), the same warnings on the page and the same file to download."""
+
+from __future__ import annotations
+
+import html
+import re
+import xml.etree.ElementTree as ElementTree
+
+import pytest
+
+from app import create_app
+from app.authoring.cli import app_renderer
+from app.authoring.export import export_bank
+from app.instructor.views import WEB_MAX_VARIANTS
+from app.paths import resource_dir
+from test_instructor import PASSWORD_HASH, sign_in
+
+SEED = "attention-transformers"
+PRACTICE = "attention-practice"
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    database = tmp_path_factory.mktemp("export") / "export.sqlite3"
+    return create_app({"TESTING": True, "SECRET_KEY": "test-secret-key", "QUIZ_DIR": str(resource_dir("quizzes")),
+                       "DATABASE_URL": f"sqlite:///{database}", "INSTRUCTOR_PASSWORD_HASH": PASSWORD_HASH})
+
+
+@pytest.fixture(scope="module")
+def instructor(app):  # one sign-in for the module: the sign-in page allows 10 a minute
+    client = app.test_client()
+    assert sign_in(client).status_code == 303
+    return client
+
+
+def flat(response) -> str:
+    return " ".join(response.get_data(as_text=True).split("<main", 1)[1].split())
+
+
+def test_the_export_is_for_instructors_only(app):
+    client = app.test_client()
+    page = client.get(f"/instructor/banks/{SEED}/export")
+    assert page.status_code == 303 and "/instructor/login" in page.location
+    assert client.get(f"/instructor/banks/{SEED}/export/file").status_code == 401
+
+
+def test_the_page_lists_what_the_cli_warns_and_the_download_is_the_clis_file(app, instructor):
+    bank_page = instructor.get(f"/instructor/banks/{SEED}").get_data(as_text=True)
+    assert f'href="/instructor/banks/{SEED}/export">Export for Moodle</a>' in bank_page
+    page = flat(instructor.get(f"/instructor/banks/{SEED}/export"))
+    assert "9 questions to export" in page
+    with app.test_request_context():
+        bank = app.extensions["banks"].get(SEED)
+        expected = export_bank(bank, "moodle-xml", render=app_renderer())
+    listed = re.findall(r"<li>(.*?)</li>", page.split('id="export-warnings"', 1)[1].split("</ul>", 1)[0])
+    assert [html.unescape(item) for item in listed] == [str(warning) for warning in expected.warnings]
+    assert len(listed) == 5 and all("nowhere from Moodle" in item for item in listed)
+    link = re.search(r'id="export-download" href="([^"]+)" download="attention-transformers.xml"', page)
+    assert link, page
+    response = instructor.get(link.group(1).replace("&amp;", "&"))
+    assert response.status_code == 200 and response.mimetype == "application/xml"
+    assert response.headers["Content-Disposition"] == 'attachment; filename="attention-transformers.xml"'
+    assert response.get_data(as_text=True) == expected.text  # figures and all, as the command line writes it
+    root = ElementTree.fromstring(response.data)
+    assert len(root.findall("question[@type='category']")) == 1
+    assert len(root.findall(".//generalfeedback/file")) == 9  # every seed question's figure
+
+
+def test_gift_and_variants_follow_the_settings(app, instructor):
+    page = flat(instructor.get(f"/instructor/banks/{PRACTICE}/export?format=gift&seed=2&variants=3"))
+    assert "cannot be carried by GIFT" in page and 'download="attention-practice.gift.txt"' in page
+    response = instructor.get(f"/instructor/banks/{PRACTICE}/export/file?format=gift&seed=2&variants=3&math=tex"
+                              "&visual=feedback")
+    assert response.status_code == 200 and response.mimetype == "text/plain"
+    with app.test_request_context():
+        bank = app.extensions["banks"].get(PRACTICE)
+        assert response.get_data(as_text=True) == export_bank(bank, "gift", seed=2, variants=3).text
+    assert f"$CATEGORY: $course$/top/{bank.title}/" in response.get_data(as_text=True)
+
+
+@pytest.mark.parametrize("query, field, sentence", [
+    ("format=docx", "format", "format must be one of gift, moodle-xml."),
+    (f"variants={WEB_MAX_VARIANTS + 1}", "variants", f"variants must be a whole number from 1 to {WEB_MAX_VARIANTS}."),
+    ("variants=0", "variants", "variants"),
+    ("seed=-1", "seed", "seed must be a whole number from 0 to 2147483647."),
+    ("seed=1e3", "seed", "seed must be a whole number"),
+    ("seed=%EF%BC%93", "seed", "seed must be a whole number"),  # a fullwidth digit
+    ("math=latex", "math", "math must be one of tex, mathml."),
+    ("visual=everywhere", "visual", "visual must be one of feedback, question, none."),
+])
+def test_a_refused_setting_is_marked_on_the_page_and_the_file_is_a_400(instructor, query, field, sentence):
+    page = instructor.get(f"/instructor/banks/{SEED}/export?{query}")
+    text = page.get_data(as_text=True)
+    assert page.status_code == 400 and sentence in text
+    assert re.search(rf'id="export-{field}"[^>]*aria-invalid="true"', text)
+    assert "export-download" not in text
+    refused = instructor.get(f"/instructor/banks/{SEED}/export/file?{query}")
+    assert refused.status_code == 400 and sentence in refused.get_data(as_text=True)
+
+
+def test_an_unknown_bank_is_a_404(instructor):
+    assert instructor.get("/instructor/banks/nope/export").status_code == 404
+    assert instructor.get("/instructor/banks/nope/export/file").status_code == 404
