@@ -395,8 +395,8 @@ def to_moodle_xml(bank: Bank, *, seed: int = 0, variants: int = 1, math_mode: st
         exportable, grades = _grades_of(item, warnings)
         if not exportable:
             continue
-        if _category_of(bank, item, variants) != category:  # Moodle files the questions after it there
-            category = _category_of(bank, item, variants)
+        if (target := _category_of(bank, item, variants)) != category:  # Moodle files the questions after it there
+            category = target
             _moodle_category(quiz, category, _bank_info_html(bank, math_mode) if category == moodle_category(bank)
                              else f"<p>Variants of question {html.escape(bank.questions[item.index].id)}: a quiz "
                                   "draws one of them at random.</p>")
@@ -539,8 +539,8 @@ def to_gift(bank: Bank, *, seed: int = 0, variants: int = 1) -> Export:
         exportable, grades = _grades_of(item, warnings)
         if not exportable:
             continue
-        if _category_of(bank, item, variants) != category:  # Moodle files the questions after it there
-            category = _category_of(bank, item, variants)
+        if (target := _category_of(bank, item, variants)) != category:  # Moodle files the questions after it there
+            category = target
             blocks.append(f"$CATEGORY: {category}")
         lines = [f"// questions[{item.index}] {item.name}"]
         for note in item.notes + (grades.notes if grades else ()):

@@ -162,9 +162,11 @@ def _export_options(args) -> tuple[dict, dict[str, str]]:
     return options, problems
 
 
-def _export(bank_, options: dict, render=None):
+def _export(bank_, options: dict, *, figures: bool):
+    """The export with `options`; without `figures`, none is drawn (the page needs only the warnings)."""
     return export_bank(bank_, options["format"], seed=options["seed"], variants=options["variants"],
-                       math_mode=options["math"], visual=options["visual"] if render else "none", render=render)
+                       math_mode=options["math"], visual=options["visual"] if figures else "none",
+                       render=app_renderer() if figures else None)
 
 
 def export_file_name(bank_id: str, output_format: str) -> str:
@@ -177,7 +179,7 @@ def export_page(bank_id: str):
     are found without drawing the figures, which only the file needs."""
     bank_ = banks().get(bank_id)
     options, problems = _export_options(request.args)
-    result = None if problems else _export(bank_, options)
+    result = None if problems else _export(bank_, options, figures=False)
     status = 400 if problems else 200
     return render_template("instructor/export.html", bank=bank_, options=options, problems=problems, result=result,
                            choices=CHOICES, numbers=NUMBERS, file_name=export_file_name(bank_.id, options["format"]),
@@ -190,7 +192,7 @@ def export_file(bank_id: str):
     options, problems = _export_options(request.args)
     if problems:
         raise BadInput(" ".join(problems.values()))
-    result = _export(bank_, options, render=app_renderer())
+    result = _export(bank_, options, figures=True)
     response = current_app.response_class(
         result.text, mimetype="application/xml" if options["format"] == "moodle-xml" else "text/plain")
     response.headers["Content-Disposition"] = (

@@ -497,11 +497,11 @@ def earlier(bank: Bank) -> list[Attempt]:
 def _keep_as_earlier(bank: Bank, except_id: str | None = None) -> None:
     """Put the session's current attempt at `bank` first in its list of earlier ones (and take `except_id`, the
     attempt about to become current, off that list)."""
-    current_id = attempt_id(bank)
-    kept = [earlier_id for earlier_id in earlier_ids(bank) if earlier_id not in (current_id, except_id)]
+    current_id, before = attempt_id(bank), earlier_ids(bank)
+    kept = [earlier_id for earlier_id in before if earlier_id not in (current_id, except_id)]
     if current_id is not None and current_id != except_id:
         kept.insert(0, current_id)
-    if kept == earlier_ids(bank):
+    if kept == before:
         return
     lists = {key: value for key, value in session_map("earlier", str).items() if key != bank.id}
     if kept:
