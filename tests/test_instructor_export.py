@@ -102,3 +102,28 @@ def test_a_refused_setting_is_marked_on_the_page_and_the_file_is_a_400(instructo
 def test_an_unknown_bank_is_a_404(instructor):
     assert instructor.get("/instructor/banks/nope/export").status_code == 404
     assert instructor.get("/instructor/banks/nope/export/file").status_code == 404
+
+
+def test_an_export_that_would_draw_too_many_figures_says_so_and_draws_none(app, instructor, monkeypatch):
+    import app.instructor.views as views
+
+    drawn = []
+    monkeypatch.setattr(views, "WEB_MAX_FIGURES", 20)  # the practice bank's 10 variants make 21
+    monkeypatch.setattr(views, "app_renderer", lambda: lambda kind, params: drawn.append(kind) or 1 / 0)
+    query = "format=moodle-xml&variants=10&seed=0&math=tex"
+    page = instructor.get(f"/instructor/banks/{PRACTICE}/export?{query}&visual=feedback")
+    text = flat(page)
+    assert page.status_code == 400
+    assert ("These settings make 21 figures, and an export from the browser draws at most 20. Choose fewer "
+            "variants or Figures: none, or export on the server with flask export-quiz attention-practice "
+            "--variants 10.") in text
+    assert 'id="export-download"' not in text and "45 questions to export" in text
+    file = instructor.get(f"/instructor/banks/{PRACTICE}/export/file?{query}&visual=feedback")
+    assert file.status_code == 400 and "These settings make 21 figures" in file.get_data(as_text=True)
+    assert drawn == []  # refused before the first figure
+    for fine in (f"{query}&visual=none", "format=gift&variants=10&seed=0&math=tex&visual=feedback",
+                 "format=moodle-xml&variants=9&seed=0&math=tex&visual=feedback"):
+        page = flat(instructor.get(f"/instructor/banks/{PRACTICE}/export?{fine}"))
+        assert 'id="export-download"' in page, fine
+        assert ("19 of them have a visual, each drawn as a figure" in page) == ("variants=9" in fine), fine
+        assert ("No figures are drawn." in page) == ("variants=9" not in fine), fine

@@ -61,6 +61,7 @@ class Export:
     text: str
     questions: int  # how many questions were written (variants count separately)
     warnings: tuple[ExportWarning, ...]
+    visuals: int  # how many of them have a visual: Moodle XML draws a figure for each unless visual="none"
 
 
 @dataclass(frozen=True)
@@ -389,12 +390,13 @@ def to_moodle_xml(bank: Bank, *, seed: int = 0, variants: int = 1, math_mode: st
     for note in bank_notes(bank, "moodle-xml"):
         quiz.append(_xml_comment(note))
         warnings.items.append(ExportWarning(None, None, note))
-    count, category = 0, None
+    count, visuals, category = 0, 0, None
     for item in _items(bank, seed, variants, warnings):
         question = item.question
         exportable, grades = _grades_of(item, warnings)
         if not exportable:
             continue
+        visuals += question.visual is not None
         if (target := _category_of(bank, item, variants)) != category:  # Moodle files the questions after it there
             category = target
             _moodle_category(quiz, category, _bank_info_html(bank, math_mode) if category == moodle_category(bank)
@@ -452,7 +454,7 @@ def to_moodle_xml(bank: Bank, *, seed: int = 0, variants: int = 1, math_mode: st
         count += 1
     ElementTree.indent(quiz)
     text = '<?xml version="1.0" encoding="UTF-8"?>\n' + ElementTree.tostring(quiz, encoding="unicode") + "\n"
-    return Export(text, count, tuple(warnings.items))
+    return Export(text, count, tuple(warnings.items), visuals)
 
 
 def _moodle_answers(element: ElementTree.Element, question: Question, grades: MultiSelectGrades | None,
@@ -528,7 +530,7 @@ def to_gift(bank: Bank, *, seed: int = 0, variants: int = 1) -> Export:
         blocks[0] += "".join(f"\n// {line}" for line in f"{bank.description or ''}\n{bank.source or ''}".splitlines()
                              if line.strip())
         warnings.items.append(ExportWarning(None, None, note))
-    count, category = 0, None
+    count, visuals, category = 0, 0, None
     for item in _items(bank, seed, variants, warnings):
         question = item.question
         if question.type == "matrix":
@@ -539,6 +541,7 @@ def to_gift(bank: Bank, *, seed: int = 0, variants: int = 1) -> Export:
         exportable, grades = _grades_of(item, warnings)
         if not exportable:
             continue
+        visuals += question.visual is not None
         if (target := _category_of(bank, item, variants)) != category:  # Moodle files the questions after it there
             category = target
             blocks.append(f"$CATEGORY: {category}")
@@ -552,7 +555,7 @@ def to_gift(bank: Bank, *, seed: int = 0, variants: int = 1) -> Export:
                      + _gift_answers(question, grades, "####" + _gift_text(question.explanation)))
         blocks.append("\n".join(lines))
         count += 1
-    return Export("\n\n".join(blocks) + "\n", count, tuple(warnings.items))
+    return Export("\n\n".join(blocks) + "\n", count, tuple(warnings.items), visuals)
 
 
 def _gift_dropped(question: Question) -> Iterator[str]:

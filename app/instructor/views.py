@@ -139,6 +139,9 @@ def responses_csv(bank_id: str):
 # --- the bank for Moodle: `flask export-quiz` from the browser ----------------------------------------------
 
 WEB_MAX_VARIANTS = 10  # each variant of a question with a visual is a figure drawn in the request; more: the CLI
+# The figures one browser export draws, within the request (a cold figure takes up to about half a second, and
+# gunicorn ends a request after 60 s): the real-model bank's 10 variants are 70. More: fewer variants, or the CLI.
+WEB_MAX_FIGURES = 80
 EXPORT_DEFAULTS = {"format": "moodle-xml", "seed": 0, "variants": 1, "math": "tex", "visual": "feedback"}
 CHOICES = {"format": FORMATS, "math": MATH_MODES, "visual": VISUAL_PLACEMENTS}
 NUMBERS = {"seed": (0, MAX_SEED), "variants": (1, WEB_MAX_VARIANTS)}
@@ -169,6 +172,16 @@ def _export(bank_, options: dict, *, figures: bool):
                        render=app_renderer() if figures else None)
 
 
+def _too_many_figures(bank_, options: dict, result) -> str | None:
+    """Why the file cannot be made in the browser (result: the export without figures), or None."""
+    figures = result.visuals if options["format"] == "moodle-xml" and options["visual"] != "none" else 0
+    if figures <= WEB_MAX_FIGURES:
+        return None
+    return (f"These settings make {figures} figures, and an export from the browser draws at most "
+            f"{WEB_MAX_FIGURES}. Choose fewer variants or Figures: none, or export on the server with "
+            f"flask export-quiz {bank_.id} --variants {options['variants']}.")
+
+
 def export_file_name(bank_id: str, output_format: str) -> str:
     return f"{bank_id}.xml" if output_format == "moodle-xml" else f"{bank_id}.gift.txt"
 
@@ -180,6 +193,8 @@ def export_page(bank_id: str):
     bank_ = banks().get(bank_id)
     options, problems = _export_options(request.args)
     result = None if problems else _export(bank_, options, figures=False)
+    if result and (too_many := _too_many_figures(bank_, options, result)):
+        problems["figures"] = too_many
     status = 400 if problems else 200
     return render_template("instructor/export.html", bank=bank_, options=options, problems=problems, result=result,
                            choices=CHOICES, numbers=NUMBERS, file_name=export_file_name(bank_.id, options["format"]),
@@ -192,6 +207,9 @@ def export_file(bank_id: str):
     options, problems = _export_options(request.args)
     if problems:
         raise BadInput(" ".join(problems.values()))
+    too_many = _too_many_figures(bank_, options, _export(bank_, options, figures=False))
+    if too_many:
+        raise BadInput(too_many)
     result = _export(bank_, options, figures=True)
     response = current_app.response_class(
         result.text, mimetype="application/xml" if options["format"] == "moodle-xml" else "text/plain")
