@@ -139,9 +139,9 @@ def responses_csv(bank_id: str):
 # --- the bank for Moodle: `flask export-quiz` from the browser ----------------------------------------------
 
 WEB_MAX_VARIANTS = 10  # each variant of a question with a visual is a figure drawn in the request; more: the CLI
-# The figures one browser export draws, within the request (a cold figure takes up to about half a second, and
-# gunicorn ends a request after 60 s): the real-model bank's 10 variants are 70. More: fewer variants, or the CLI.
-WEB_MAX_FIGURES = 80
+# The figures one browser export draws, within the request: gunicorn ends a request after 60 s, and the slowest kind's
+# cold figure takes 0.65 s (head-split, docs/benchmarks.md), so 60 of them about 40 s. More: fewer variants, or the CLI.
+WEB_MAX_FIGURES = 60
 EXPORT_DEFAULTS = {"format": "moodle-xml", "seed": 0, "variants": 1, "math": "tex", "visual": "feedback"}
 CHOICES = {"format": FORMATS, "math": MATH_MODES, "visual": VISUAL_PLACEMENTS}
 NUMBERS = {"seed": (0, MAX_SEED), "variants": (1, WEB_MAX_VARIANTS)}
