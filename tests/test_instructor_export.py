@@ -114,12 +114,14 @@ def test_an_export_that_would_draw_too_many_figures_says_so_and_draws_none(app, 
     page = instructor.get(f"/instructor/banks/{PRACTICE}/export?{query}&visual=feedback")
     text = flat(page)
     assert page.status_code == 400
+    command = "flask --app app export-quiz attention-practice --format moodle-xml --variants 10 -o attention-practice.xml"
     assert ("These settings make 21 figures, and an export from the browser draws at most 20. Choose fewer "
-            "variants or Figures: none, or export on the server with flask export-quiz attention-practice "
-            "--variants 10.") in text
+            "variants or Figures: none, or make the same file on the server with this command:") in text
+    assert f"<code>{command}</code>" in text
     assert 'id="export-download"' not in text and "45 questions to export" in text
     file = instructor.get(f"/instructor/banks/{PRACTICE}/export/file?{query}&visual=feedback")
     assert file.status_code == 400 and "These settings make 21 figures" in file.get_data(as_text=True)
+    assert command in file.get_data(as_text=True)
     assert drawn == []  # refused before the first figure
     for fine in (f"{query}&visual=none", "format=gift&variants=10&seed=0&math=tex&visual=feedback",
                  "format=moodle-xml&variants=9&seed=0&math=tex&visual=feedback"):
@@ -127,3 +129,27 @@ def test_an_export_that_would_draw_too_many_figures_says_so_and_draws_none(app, 
         assert 'id="export-download"' in page, fine
         assert ("19 of them have a visual, each drawn as a figure" in page) == ("variants=9" in fine), fine
         assert ("No figures are drawn." in page) == ("variants=9" not in fine), fine
+
+
+def test_the_command_the_page_offers_writes_the_file_the_browser_would(app, tmp_path, monkeypatch):
+    from app.instructor.views import export_command
+
+    options = {"format": "gift", "seed": 7, "variants": 3, "math": "mathml", "visual": "none"}
+    command = export_command(PRACTICE, options).split()
+    assert command[:4] == ["flask", "--app", "app", "export-quiz"] and command[-2:] == ["-o", f"{PRACTICE}.gift.txt"]
+    monkeypatch.chdir(tmp_path)
+    result = app.test_cli_runner().invoke(args=command[3:])
+    assert result.exit_code == 0, result.output
+    with app.app_context():
+        expected = export_bank(app.extensions["banks"].get(PRACTICE), "gift", seed=7, variants=3, math_mode="mathml",
+                               visual="none")
+    assert (tmp_path / f"{PRACTICE}.gift.txt").read_text() == expected.text
+
+
+def test_the_command_leaves_out_only_export_quizs_own_defaults():
+    from app.authoring.cli import export_quiz_command
+    from app.instructor.views import CLI_DEFAULTS, export_command
+
+    assert CLI_DEFAULTS == {param.name: param.default for param in export_quiz_command.params if param.name in CLI_DEFAULTS}
+    assert export_command(SEED, {"format": "gift", **CLI_DEFAULTS}) == (
+        "flask --app app export-quiz attention-transformers --format gift -o attention-transformers.gift.txt")

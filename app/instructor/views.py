@@ -142,7 +142,8 @@ WEB_MAX_VARIANTS = 10  # each variant of a question with a visual is a figure dr
 # The figures one browser export draws, within the request: gunicorn ends a request after 60 s, and the slowest kind's
 # cold figure takes 0.65 s (head-split, docs/benchmarks.md), so 60 of them about 40 s. More: fewer variants, or the CLI.
 WEB_MAX_FIGURES = 60
-EXPORT_DEFAULTS = {"format": "moodle-xml", "seed": 0, "variants": 1, "math": "tex", "visual": "feedback"}
+CLI_DEFAULTS = {"seed": 0, "variants": 1, "math": "tex", "visual": "feedback"}  # export-quiz's own
+EXPORT_DEFAULTS = {"format": "moodle-xml", **CLI_DEFAULTS}
 CHOICES = {"format": FORMATS, "math": MATH_MODES, "visual": VISUAL_PLACEMENTS}
 NUMBERS = {"seed": (0, MAX_SEED), "variants": (1, WEB_MAX_VARIANTS)}
 
@@ -172,14 +173,21 @@ def _export(bank_, options: dict, *, figures: bool):
                        render=app_renderer() if figures else None)
 
 
-def _too_many_figures(bank_, options: dict, result) -> str | None:
+def _too_many_figures(options: dict, result) -> str | None:
     """Why the file cannot be made in the browser (result: the export without figures), or None."""
     figures = result.visuals if options["format"] == "moodle-xml" and options["visual"] != "none" else 0
     if figures <= WEB_MAX_FIGURES:
         return None
-    return (f"These settings make {figures} figures, and an export from the browser draws at most "
-            f"{WEB_MAX_FIGURES}. Choose fewer variants or Figures: none, or export on the server with "
-            f"flask export-quiz {bank_.id} --variants {options['variants']}.")
+    return (f"These settings make {figures} figures, and an export from the browser draws at most {WEB_MAX_FIGURES}. "
+            "Choose fewer variants or Figures: none, or make the same file on the server with this command:")
+
+
+def export_command(bank_id: str, options: dict) -> str:
+    """The export-quiz command that writes the file these settings make (its defaults left out)."""
+    settings = "".join(f" --{name} {options[name]}" for name in ("seed", "variants", "math", "visual")
+                       if options[name] != CLI_DEFAULTS[name])
+    return (f"flask --app app export-quiz {bank_id} --format {options['format']}{settings} "
+            f"-o {export_file_name(bank_id, options['format'])}")
 
 
 def export_file_name(bank_id: str, output_format: str) -> str:
@@ -193,12 +201,12 @@ def export_page(bank_id: str):
     bank_ = banks().get(bank_id)
     options, problems = _export_options(request.args)
     result = None if problems else _export(bank_, options, figures=False)
-    if result and (too_many := _too_many_figures(bank_, options, result)):
+    if result and (too_many := _too_many_figures(options, result)):
         problems["figures"] = too_many
     status = 400 if problems else 200
     return render_template("instructor/export.html", bank=bank_, options=options, problems=problems, result=result,
                            choices=CHOICES, numbers=NUMBERS, file_name=export_file_name(bank_.id, options["format"]),
-                           query=request.args), status
+                           command=export_command(bank_.id, options), query=request.args), status
 
 
 @bp.get("/banks/<bank_id>/export/file")
@@ -207,9 +215,9 @@ def export_file(bank_id: str):
     options, problems = _export_options(request.args)
     if problems:
         raise BadInput(" ".join(problems.values()))
-    too_many = _too_many_figures(bank_, options, _export(bank_, options, figures=False))
+    too_many = _too_many_figures(options, _export(bank_, options, figures=False))
     if too_many:
-        raise BadInput(too_many)
+        raise BadInput(f"{too_many} {export_command(bank_.id, options)}")
     result = _export(bank_, options, figures=True)
     response = current_app.response_class(
         result.text, mimetype="application/xml" if options["format"] == "moodle-xml" else "text/plain")
