@@ -93,6 +93,9 @@ class PretrainedModel:
         self.tokenizer = Tokenizer.from_file(str(directory / "tokenizer.json"))
         self.tokenizer.no_truncation()  # it ships cutting at 128 and padding to 128: MAX_TOKENS is checked instead
         self.tokenizer.no_padding()
+        # A typed "[SEP]" or "[PAD]" is text, as every other word is: only the [CLS] and [SEP] the tokenizer adds
+        # are special (a typed [PAD] would be attended to, since a single sentence gets no padding mask).
+        self.tokenizer.encode_special_tokens = True
         self.weights_path = directory / "model.safetensors"
         weights = _memory_mapped_tensors(self.weights_path)
 

@@ -25,6 +25,7 @@ DEFAULT_SENTENCE = "the cat sat on the mat because it was tired"
 FOCUSED_BELOW = 1.0
 SHARE_MARK = 0.5  # a head "is" a previous-token ([CLS], ...) head when at least half its weight goes there
 TIE = 0.005  # a key's values closer than this (half a unit of the 2 decimals shown) are a tie, which it refuses
+MIN_TOKENS = 4  # [CLS], two of the sentence's own tokens and [SEP]: one pair of neighbours to measure
 
 CHARACTERS = ("previous", "next", "cls", "sep")
 CHARACTER_WORDS = {"previous": "the previous token", "next": "the next token", "cls": "[CLS]", "sep": "[SEP]"}
@@ -32,11 +33,15 @@ CHARACTER_LETTERS = {"previous": "P", "next": "N", "cls": "C", "sep": "S", "broa
 
 
 def fits_the_model(text: str) -> str:
-    load_model().tokenize(text)  # a ValueError with a sentence: too many tokens, control characters, nothing left
+    encoding = load_model().tokenize(text)  # a ValueError with a sentence: too many tokens, control characters, ...
+    if len(encoding.ids) < MIN_TOKENS:
+        raise ValueError(f"the sentence is one token long after WordPiece ('{encoding.tokens[1]}'), and a head's "
+                         "previous- and next-token shares are measured between the sentence's own tokens: "
+                         "type at least two words")
     return text
 
 
-# A sentence for the real model: at most MAX_TOKENS WordPiece tokens, [CLS] and [SEP] included.
+# A sentence for the real model: MIN_TOKENS to MAX_TOKENS WordPiece tokens, [CLS] and [SEP] included.
 ModelSentence = Annotated[str, Field(min_length=1, max_length=SENTENCE_MAX_LENGTH), AfterValidator(fits_the_model)]
 
 
@@ -51,8 +56,10 @@ def run(sentence: str):
 class HeadCharacters:
     """Per head (layer, head), 0-based: where its weight goes on average over its rows (queries)."""
 
-    previous: np.ndarray  # (L, H) mean weight of query i on key i - 1, over queries 1..N-1
-    next: np.ndarray  # (L, H) mean weight of query i on key i + 1, over queries 0..N-2
+    # Neighbours are the sentence's own tokens (1..N-2): [CLS] and [SEP] have shares of their own, and counting
+    # query 1 → key 0 as "previous" too would call a head that parks its weight on [CLS] a previous-token head.
+    previous: np.ndarray  # (L, H) mean weight of query i on key i - 1, over queries 2..N-2
+    next: np.ndarray  # (L, H) mean weight of query i on key i + 1, over queries 1..N-3
     cls: np.ndarray  # (L, H) mean weight on [CLS] (key 0), over all queries
     sep: np.ndarray  # (L, H) mean weight on [SEP] (key N-1), over all queries
     entropy: np.ndarray  # (L, H) mean over queries of -Σ_k a_k ln a_k, in nats
@@ -74,13 +81,16 @@ class HeadCharacters:
 
 
 def head_characters(attentions: np.ndarray) -> HeadCharacters:
-    """The characters of every head of `attentions` (L, H, N, N), rows queries, columns keys, N ≥ 3."""
+    """The characters of every head of `attentions` (L, H, N, N), rows queries, columns keys, N ≥ MIN_TOKENS."""
     weights = np.asarray(attentions, dtype=np.float64)
     n = weights.shape[-1]
-    diagonal_below = np.diagonal(weights, offset=-1, axis1=2, axis2=3)  # (L, H, N-1): a[i, i-1]
-    diagonal_above = np.diagonal(weights, offset=1, axis1=2, axis2=3)  # (L, H, N-1): a[i, i+1]
+    assert n >= MIN_TOKENS, f"{n} tokens: a head's neighbour shares need two between [CLS] and [SEP]"
+    diagonal_below = np.diagonal(weights, offset=-1, axis1=2, axis2=3)  # (L, H, N-1): a[j+1, j]
+    diagonal_above = np.diagonal(weights, offset=1, axis1=2, axis2=3)  # (L, H, N-1): a[j, j+1]
     logs = np.log(np.where(weights > 0, weights, 1.0))  # 0 · ln 0 = 0
-    return HeadCharacters(previous=diagonal_below.mean(axis=-1), next=diagonal_above.mean(axis=-1),
+    # j = 1..N-3 in both: a[i, i-1] for queries i = 2..N-2, and a[i, i+1] for queries i = 1..N-3.
+    return HeadCharacters(previous=diagonal_below[..., 1:n - 2].mean(axis=-1),
+                          next=diagonal_above[..., 1:n - 2].mean(axis=-1),
                           cls=weights[..., 0].mean(axis=-1), sep=weights[..., n - 1].mean(axis=-1),
                           entropy=-(weights * logs).sum(axis=-1).mean(axis=-1), uniform_entropy=float(np.log(n)))
 

@@ -238,7 +238,7 @@ from app.visuals.model import FOCUSED_BELOW, SHARE_MARK, drawable, head_characte
 from .test_model_heads import on_its_side  # noqa: E402
 
 REAL_SENTENCES = ["the cat sat on the mat", "The animal didn't cross the street, because it was tired!",
-                  "internationalization antidisestablishmentarianism cat", "Кошка sat on the mat", "cat"]
+                  "internationalization antidisestablishmentarianism cat", "Кошка sat on the mat", "cat sat"]
 TOY_VALUES = [{}, {"num_heads": 8, "d_model": 64, "temperature": 0.05, "causal": "on"},
               {"num_heads": 3, "d_model": 16}]  # the last one the toy refuses (3 does not divide 16)
 

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 from matplotlib.collections import LineCollection
 from matplotlib.font_manager import FontProperties, findfont, get_font
 
@@ -66,10 +67,13 @@ def on_its_side(value: float, mark: float) -> str:
 
 
 def naive_characters(weights):
-    """(previous, next, cls, sep, entropy) of one head's (N, N) weights, by loops over the queries."""
+    """(previous, next, cls, sep, entropy) of one head's (N, N) weights, by loops over the queries. Previous and
+    next are between the sentence's own tokens 1..N-2, never [CLS] (0) or [SEP] (N-1)."""
     n = len(weights)
-    previous = sum(weights[i][i - 1] for i in range(1, n)) / (n - 1)
-    following = sum(weights[i][i + 1] for i in range(n - 1)) / (n - 1)
+    words = range(1, n - 1)
+    pairs = [(i, i - 1) for i in words if i - 1 in words]  # (query, the token before it)
+    previous = sum(weights[i][j] for i, j in pairs) / len(pairs)
+    following = sum(weights[j][i] for i, j in pairs) / len(pairs)  # the same pairs, from the earlier token
     cls = sum(weights[i][0] for i in range(n)) / n
     sep = sum(weights[i][n - 1] for i in range(n)) / n
     entropy = sum(-sum(a * math.log(a) for a in row if a > 0) for row in weights) / n
@@ -93,6 +97,30 @@ def test_head_characters_equal_the_loops_and_labels_follow_their_definition(sent
             else:
                 assert label == (None if naive[4] < FOCUSED_BELOW else "broad")
     assert characters.uniform_entropy == pytest.approx(math.log(len(run(sentence).tokens)))
+
+
+def test_a_head_parking_on_cls_is_not_a_previous_token_head_on_a_short_sentence():
+    # "cat sat": 'cat' puts 0.95 on [CLS], the token before it. Counting that as "previous" too made layer 3 head
+    # 12, which parks 0.66 of its weight on [CLS] on average, a previous-token head (0.70): one weight counted
+    # twice. Between the sentence's own tokens, only 'sat' → 'cat' (0.59) is a previous-token weight.
+    attentions = run("cat sat").attentions  # [CLS] cat sat [SEP]
+    characters = head_characters(attentions)
+    weights = attentions[2, 11]
+    assert characters.previous[2, 11] == pytest.approx(weights[2, 1]) and characters.next[2, 11] == pytest.approx(
+        weights[1, 2])
+    old_previous = (weights[1, 0] + weights[2, 1] + weights[3, 2]) / 3  # [CLS] and [SEP] counted as neighbours
+    assert old_previous > characters.cls[2, 11] > characters.previous[2, 11]  # it was a "previous-token head"
+    assert characters.label(2, 11) == "cls"
+
+
+def test_a_one_token_sentence_is_refused_and_typed_special_tokens_are_text():
+    with pytest.raises(ValidationError) as refused:
+        KIND.parse({"sentence": "cat"})
+    assert "the sentence is one token long after WordPiece ('cat')" in str(refused.value)
+    assert "type at least two words" in str(refused.value)
+    tokens = run("the cat [SEP] sat [PAD]").tokens
+    assert tokens[0] == "[CLS]" and tokens[-1] == "[SEP]" and tokens.count("[SEP]") == 1 and "[PAD]" not in tokens
+    assert tokens[3:6] == ["[", "sep", "]"]
 
 
 def test_the_known_heads_of_this_model_show_their_characters():
