@@ -140,6 +140,10 @@ def test_a_condition_key_loads_and_keys_the_true_option():
      "must be a whole number from 1 to 6, got 7"),
     (("answer: focused(sentence, 1, 3)", "answer: focused(sentence, 1)"),
      "bank.yaml:8:13: questions[0].answer: with sentence = 'the cat sat on the mat': focused(...) failed:"),
+    (("the cat sat on the mat", "cat"),
+     "bank.yaml:8:13: questions[0].answer: with sentence = 'cat': focused(...) failed: the sentence is one token "
+     "long after WordPiece ('cat'), and a head's previous- and next-token shares are measured between the "
+     "sentence's own tokens: type at least two words"),
     (("    params: {sentence: [\"the cat sat on the mat\"]}\n", ""),
      "bank.yaml:7:13: questions[0].answer: a true_false answer is true or false (no quotes); got 'focused(sentence, 1, "
      "3)' (a condition like"),

@@ -179,7 +179,7 @@ def font_sentence(tokens) -> str:
 def _characters_of(sentence) -> HeadCharacters:
     if not isinstance(sentence, str):
         raise ValueError(f"the sentence must be text, got {sentence!r}")
-    return characters(sentence)
+    return characters(fits_the_model(sentence))  # a one-token sentence: a ValueError, as on a visual
 
 
 def _index(value, count: int, what: str) -> int:
