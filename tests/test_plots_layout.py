@@ -30,6 +30,10 @@ CASES = [
     ("long-range", {}),
     ("long-range", {"max_distance": 512, "distance": 512}),
     ("long-range", {"max_distance": 2, "distance": 1}),
+    ("model-heads", {}),
+    ("model-heads", {"sentence": "cat sat", "layer": 3, "head": "12"}),  # the shortest: the bars set the height
+    ("model-heads", {"sentence": LONG_SENTENCE, "layer": 6, "head": "all"}),
+    ("model-overview", {"sentence": "cat sat"}),
     ("multi-head", {}),
     ("multi-head", {"num_heads": 8, "d_model": 64, "sentence": LONG_SENTENCE}),
     ("multi-head", {"num_heads": 2, "d_model": 8, "temperature": 0.05, "sentence": "cat"}),

@@ -8,9 +8,10 @@ from matplotlib import patheffects
 from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 
+from app.visuals.base import NARROW_WIDTH
 from app.visuals.kinds.attention_playground import short
 from app.visuals.kinds.model_heads import (BAR_ROOM, EDGE, FONT, GRID_COLUMNS, GRID_GAP, PITCH, PREDICTION_LEGEND,
-                                           TITLE, TITLE_PAD, grid_side, legend_height, legend_lines)
+                                           TITLE, TITLE_PAD, bars_height, grid_side, legend_height, legend_lines)
 from app.visuals.model import CHARACTER_LETTERS, CHARACTERS, FOCUSED_BELOW, SHARE_MARK, beside, drawable
 
 from .figure import (ANSWER_STYLE, inch_axes, PREDICTED_STYLE, SEQUENTIAL, TICK, cells, line_height, new_figure,
@@ -61,8 +62,8 @@ def draw_links(result, inches: tuple[float, float]) -> Figure:
     figure.text(EDGE / width, 1 - EDGE / inches[1],
                 f"layer {result.layer + 1}, head {head + 1}\nqueries (left) → keys (right); line = weight",
                 ha="left", va="top", fontsize=TITLE, linespacing=1.2)
-    if width - span > 4:  # the wide figure: the head's character beside its links
-        _character_bars(inch_axes(figure, width - 3.0, top, 2.6, min(1.4, max(n * PITCH - 0.5, 0.8))), result, head)
+    if width != NARROW_WIDTH:  # the wide figure: the head's character beside its links (links_height makes room)
+        _character_bars(inch_axes(figure, width - 3.0, top, 2.6, bars_height(n)), result, head)
     return figure
 
 

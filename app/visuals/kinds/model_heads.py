@@ -26,9 +26,15 @@ GRID_COLUMNS = {"wide": 4, "narrow": 2}  # the heatmaps of all heads: 4 × 3 wid
 GRID_GAP, BAR_ROOM = 0.12, 0.12 + 7 / 72 + 2 * line_height(FONT) + 4 / 72 + EDGE  # the bar, its numbers, its label
 
 
-def links_height(n: int) -> float:
-    """The links view: two title lines, then a row per token."""
-    return round(EDGE + 2 * line_height(TITLE) + TITLE_PAD + n * PITCH + EDGE, 2)
+def bars_height(n: int) -> float:
+    """The wide links view's bars of the head's character, beside the links: as tall as the rows, within limits."""
+    return min(1.4, max(n * PITCH - 0.5, 0.8))
+
+
+def links_height(n: int, width: float) -> float:
+    """The links view: two title lines, then a row per token; wide, at least the bars and their numbers below."""
+    rows = n * PITCH if width == NARROW_WIDTH else max(n * PITCH, bars_height(n) + 7 / 72 + line_height(FONT))
+    return round(EDGE + 2 * line_height(TITLE) + TITLE_PAD + rows + EDGE, 2)
 
 
 def grid_side(width: float) -> float:
@@ -162,7 +168,7 @@ class ModelHeadsKind(VisualKind):
         if params.head == "all":
             return width, grid_height(width, n)
         shows_prediction = bool(params.predicted_cells or params.answer_cells)
-        return width, round(links_height(n) + (legend_height(width) if shows_prediction else 0.0), 2)
+        return width, round(links_height(n, width) + (legend_height(width) if shows_prediction else 0.0), 2)
 
     def compute(self, params: ModelHeadsParams) -> ModelHeadsResult:
         model_run = run(params.sentence)
