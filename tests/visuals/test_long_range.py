@@ -162,7 +162,8 @@ def test_every_claim_holds_for_every_value(sizes, d, choice):
         truth = "true" if option != "fewer-parameters" else "false"
         state = "" if not chosen else " · you ticked it" if option in chosen else " · you left it unticked"
         assert f"{label} ({truth}{state})" in alt
-    wrong = f"You ticked '{OPTION_TEXT['fewer-parameters']}', which is false: at d_model = {d}"
+    wrong = (f"You ticked '{OPTION_TEXT['fewer-parameters']}', which is not among the advantages: at the same width, "
+             f"d_model = {d}, a Transformer block has ")
     assert (wrong in caption) == ("fewer-parameters" in chosen)
     missed = [option for option in ("long-range", "hardware") if chosen and option not in chosen]
     assert ("unticked, but" in caption) == bool(missed)
@@ -222,8 +223,10 @@ def test_the_ticked_options_are_framed_and_named(choice):
         assert title.endswith("you ticked it" if option in chosen else "you left it unticked")
     if "fewer-parameters" in chosen:
         assert titles(figure)[2] == "Many fewer parameters?\nfalse · you ticked it"
-        assert "which is false: at d_model = 512 the Transformer block has 3,152,384 parameters, the LSTM " \
-               "layer 2,099,200, so it needs 1.50× as many, not fewer" in caption
+        # One block against one layer of the same width: it says what a block costs, not what a task needs.
+        assert ("which is not among the advantages: at the same width, d_model = 512, a Transformer block has 1.50× "
+                "an LSTM layer's parameters (3,152,384 against 2,099,200), not fewer, and its gains come from short "
+                "paths and parallel hardware, not from a smaller model.") in caption
 
 
 def test_narrow_layout_stacks_the_panels():
@@ -266,6 +269,7 @@ def test_rejects_a_distance_beyond_the_plot_and_an_unbounded_width():
 def test_the_answer_page_marks_the_students_ticks(client):
     response = answer_via_form(client, SEED_BANK, "transformer-advantages", ["long-range", "fewer-parameters"])
     page = html.unescape(client.get(response.location).get_data(as_text=True))
-    assert "You ticked 'Require many fewer parameters to achieve similar results', which is false" in page
+    assert "You ticked 'Require many fewer parameters to achieve similar results', which is not among the " \
+           "advantages" in page
     assert "You left 'Faster to train and run on modern hardware' unticked, but it is true." in page
     assert re.search(r"/plots/long-range\.png\?[^\"]*choice=long-range(,|%2C)fewer-parameters", page)

@@ -130,10 +130,10 @@ def choice_sentence(result: LongRangeResult) -> str:
         parts.append(f"You ticked {' and '.join(right)}: "
                      f"{'true (the frame)' if len(right) == 1 else 'both true (the frames)'}.")
     if "fewer-parameters" in result.choice:
-        parts.append(f"You ticked '{OPTION_TEXT['fewer-parameters']}', which is false: at d_model = {result.d_model} "
-                     f"the Transformer block has {result.block_parameters:,} parameters, the LSTM layer "
-                     f"{result.lstm_parameters:,}, so it needs {result.ratio} as many, not fewer; its gains come from "
-                     "short paths and parallel hardware.")
+        parts.append(f"You ticked '{OPTION_TEXT['fewer-parameters']}', which is not among the advantages: at the "
+                     f"same width, d_model = {result.d_model}, a Transformer block has {result.ratio} an LSTM layer's "
+                     f"parameters ({result.block_parameters:,} against {result.lstm_parameters:,}), not fewer, and "
+                     "its gains come from short paths and parallel hardware, not from a smaller model.")
     if missed:
         parts.append(f"You left {' and '.join(missed)} unticked, but {'both are' if missed[1:] else 'it is'} true.")
     return " ".join(parts)
