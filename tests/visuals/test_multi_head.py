@@ -138,9 +138,18 @@ def test_every_claim_of_alt_and_caption_matches_the_engine(values):
     if parsed.choice and not (subjects and objects):
         assert "so there are not two relations to follow" in caption
     assert caption.count("You answered") == (1 if parsed.choice else 0)
+    # The one head: an even split of one subject and one object; otherwise per word, not per role; with no verb,
+    # no claim about roles at all.
+    pair = verb is not None and len(subjects) == len(objects) == 1
+    assert ("an even split is as close to both as a row gets" in caption) == pair
+    assert ("its weight is shared out per word, not per role" in caption) == (verb is not None and not pair)
+    if verb is not None and not pair:
+        roles = [f"{weight_text(float(one_row[group].sum()))} on the {role}{'' if len(group) == 1 else 's'}"
+                 for group, role in ((subjects, "subject"), (objects, "object")) if group]
+        assert (f"(here {' and '.join(roles)})" in caption) == bool(roles)
     # "Both survive" only where the two words' values differ in the heads' columns.
     collapsed = result.swap is not None and result.swap.same_values
-    assert ("so both survive" in caption) == (not collapsed)
+    assert ("so both survive" in caption) == (pair and not collapsed)
     assert ("so the concatenation cannot tell them apart either" in caption) == collapsed
 
     for match in re.finditer(r"spreads its weight evenly, (\d\.\d\d) on each word", alt):
@@ -363,3 +372,14 @@ def test_the_heads_panel_names_its_idle_heads(num_heads, d_model, words):
     figure = KIND.draw(params, result, KIND.figure_inches(params))
     titles = [ax.get_title(loc="left") for ax in figure.axes]
     assert f"{num_heads} heads, width {result.head_dim} each{words}" in titles
+
+
+def test_two_subjects_get_no_even_split_claim_in_the_caption():
+    # 'cat' and 'dog' both before the verb: the one head shares its weight per word (0.33 each, 0.65 together)
+    # against 0.32 on 'bird', so the caption's "even split between subject and object" would be false.
+    parsed = KIND.parse({"sentence": "the cat and the dog chased the bird"})
+    result = KIND.compute(parsed)
+    caption = KIND.caption(parsed, result)
+    assert "even split" not in caption and "so both survive" not in caption
+    assert ("every noun and pronoun scores the same, 4, whatever its role: its weight is shared out per word, not per "
+            "role (here 0.65 on the subjects and 0.32 on the object)") in caption

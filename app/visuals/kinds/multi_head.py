@@ -217,6 +217,28 @@ def answer_sentence(result: RelationResult, choice: str) -> str:
             "word, which one softmax row cannot do for both.")
 
 
+def _one_head_sentence(result: RelationResult, s: str, d: int, k: int) -> str:
+    """What the one head does with the subject and the object (the sentence has a verb): an even split for one of
+    each; per word, not per role, for any other number of them."""
+    if len(result.subjects) == len(result.objects) == 1:
+        return (f"The one head (width {d}) reads noun + pronoun only, so it scores the subject and the object the "
+                f"same, {s}. That is the best one softmax row can do for both: its weights sum to 1, so when one word "
+                "gets more than half the other gets less, and an even split is as close to both as a row gets. Its "
+                "output is then the same average of the two values whichever word is the subject, while each head "
+                f"(width {k}) writes its own word's value into its own columns of the concatenation"
+                + (f". Here the two words' values are the same at head width {k} (each head's value copies only "
+                   f"{quoted_list(result.value_features)}), so the concatenation cannot tell them apart either."
+                   if result.swap is not None and result.swap.same_values else ", so both survive."))
+    roles = [f"{share_text(float(result.shares[0, column]))} on the {role}{'' if len(group) == 1 else 's'}"
+             for column, (group, role) in enumerate(((result.subjects, "subject"), (result.objects, "object")))
+             if group]
+    return (f"The one head (width {d}) reads noun + pronoun only, so every noun and pronoun scores the same, {s}, "
+            "whatever its role: its weight is shared out per word, not per role"
+            + (f" (here {' and '.join(roles)})" if roles else "")
+            + ", and its output mixes those words' values in that proportion whichever word plays which role, "
+            f"while each head (width {k}) writes its own role's values into its own columns of the concatenation.")
+
+
 @register
 class MultiHeadKind(VisualKind):
     name = "multi-head"
@@ -299,17 +321,11 @@ class MultiHeadKind(VisualKind):
             f"another word before it {s}, itself 0, a noun or pronoun after it 0, another word after it "
             f"{format_score(-ROLE_STRENGTH)} (words outside the lexicon score by their pseudo-random features). "
             "Head 2 uses + side, the mirror image.",
-            f"The one head (width {d}) reads noun + pronoun only, so it scores the subject and the object the same, "
-            f"{s}. That is the best one softmax row can do for both: its weights sum to 1, so when one word gets more "
-            "than half the other gets less, and an even split is as close to both as a row gets. Its output is then "
-            "the same average of the two values whichever word is the subject, while each head "
-            f"(width {k}) writes its own word's value into its own columns of the concatenation"
-            + (f". Here the two words' values are the same at head width {k} (each head's value copies only "
-               f"{quoted_list(result.value_features)}), so the concatenation cannot tell them apart either."
-               if result.swap is not None and result.swap.same_values else ", so both survive."),
         ]
-        if result.verb is None:
+        if result.verb is None:  # no word has a role, and the one head's query reads no verb
             parts.append(f"This sentence has no verb, so the figure shows the first word, '{query}'.")
+        else:
+            parts.append(_one_head_sentence(result, s, d, k))
         scores = "; ".join(f"{name}: " + ", ".join(f"{token} {format_score(score)}" for token, score in
                                                    zip(result.tokens, row)) for name, row in zip(ROWS, result.scores))
         parts.append(f"Scores of '{query}' (q·k/√d_k; weights = softmax(score / "
