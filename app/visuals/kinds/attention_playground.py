@@ -98,9 +98,15 @@ class RealHeadResult:
 
 
 def _strongest(result: MultiHeadResult, head: int) -> str:
-    weights = result.weights[head]
-    best = float(weights.max())
-    ties = np.argwhere(weights >= best - 1e-12)
+    """The head's largest weight and its (query, key), among the queries that choose: under the causal mask the
+    first query sees only itself, so its weight of 1 says nothing about the head."""
+    weights = result.weights[head]  # (N, N)
+    seen = np.full(len(weights), len(weights)) if result.mask is None else result.mask.sum(axis=1)  # (N,) keys seen
+    choosing = seen >= 2  # (N,)
+    if not choosing.any():  # one token: its only key is itself
+        return f"the only token, '{result.tokens[0]}', has only itself to attend to (weight 1)"
+    best = float(weights[choosing].max())
+    ties = np.argwhere((weights >= best - 1e-12) & choosing[:, None])
     query, key = (int(index) for index in ties[0])
     text = f"strongest weight {best:.2f}, query '{result.tokens[query]}' → key '{result.tokens[key]}'"
     if len(ties) > 1:
@@ -284,7 +290,9 @@ class AttentionPlaygroundKind(VisualKind):
                      "spreads its weight evenly over the keys it sees.")
         if result.mask is not None:
             parts.append("Causal mask on: each query sees only itself and earlier tokens; the hatched cells above the "
-                         "diagonal are masked and have weight exactly 0.")
+                         "diagonal are masked and have weight exactly 0."
+                         + (" The strongest weights leave out the first query, which sees only itself (weight 1)."
+                            if len(result.tokens) > 1 else ""))
         if result.unknown:
             parts.append(unknown_in_role_heads(result.unknown, len(result.weights)))
         return " ".join(parts)
