@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 import itertools
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -75,6 +76,7 @@ class Platform:
         self.members: dict[str, list[dict]] = {}  # context -> NRPS members
         self.deep_link_items: list[list[dict]] = []
         self.refuse_scores = False  # the grade service is down (503)
+        self.token_delay = 0.0  # seconds the token endpoint takes to answer (a slow platform)
         self.score_posts = 0
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
@@ -100,6 +102,17 @@ class Platform:
     def gradebook(self, context: str) -> dict[str, dict[str, dict]]:
         """Line item label -> user -> score, for one course."""
         return {item["label"]: self.scores.get(item["id"], {}) for item in self.lineitems.get(context, {}).values()}
+
+    def score_of(self, context: str, label: str, user: str, given: float, seconds: float = 20) -> dict:
+        """The user's score in that line item once its scoreGiven is `given`: the tool sends a grade after the
+        response that finished the attempt, so it arrives a moment later."""
+        deadline = time.monotonic() + seconds
+        while True:
+            score = self.gradebook(context).get(label, {}).get(user)
+            if (score and score["scoreGiven"] == given) or time.monotonic() > deadline:
+                assert score and score["scoreGiven"] == given, (given, self.gradebook(context))
+                return score
+            time.sleep(0.05)
 
 
 class Config(LTI1P3PlatformConfAbstract):
@@ -254,6 +267,7 @@ def make_app(platform: Platform) -> Flask:
 
     @app.post("/token")
     def token():
+        time.sleep(platform.token_delay)
         try:
             return jsonify(config().get_access_token(request.form.to_dict()))
         except Exception as error:  # noqa: BLE001 - any refusal is a 400 for the tool, as in an LMS

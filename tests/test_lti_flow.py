@@ -11,13 +11,14 @@ from __future__ import annotations
 import base64
 import json
 import re
+import time
 from datetime import datetime, timedelta, timezone
 from contextlib import contextmanager
 from html.parser import HTMLParser
 
 import pytest
 import requests
-from sqlalchemy import update
+from sqlalchemy import select, update
 
 from app import create_app, db
 from app.lti import grades, store
@@ -138,13 +139,29 @@ def answer_all(person: requests.Session, tool, answers: dict[str, str]) -> None:
 
 
 def finish(tool, context: str, link: str, user: str) -> str:
-    """The attempt the learner just finished; the answer that finished it sent its grade (no call here)."""
+    """The attempt the learner just finished, once the grade that its last answer queued has been tried: the
+    tool sends it after the response (no call here)."""
     with tool.app.app_context():
         platform = store.find_platform(tool_lms_issuer(tool), None)
         found = store.find_link(platform.id, "deployment-1", context, link)
         latest = store.user_attempts(found.id, user)[0]
         assert latest.finished_at is not None
+        wait_for_the_send(found.id, user)
         return latest.id
+
+
+def wait_for_the_send(link_id: int, user: str, seconds: float = 20) -> None:
+    """Until the user's queued grade in that link has been sent or has failed (app context)."""
+    deadline = time.monotonic() + seconds
+    query = select(store.grade_sync.c.status).where(store.grade_sync.c.link_id == link_id,
+                                                    store.grade_sync.c.user_sub == user)
+    while True:
+        with db.engine().connect() as connection:
+            status = connection.execute(query).scalar()
+        if status != "pending" or time.monotonic() > deadline:
+            assert status != "pending", f"the grade of {user} was never tried"
+            return
+        time.sleep(0.05)
 
 
 def tool_lms_issuer(tool) -> str:
@@ -203,6 +220,27 @@ def test_best_score_counts_by_default_and_latest_when_the_link_says_so(tool, lms
     answer_all(dana, tool, WRONG)
     finish(tool, "course-a", "link-latest", "dana")
     assert lms.gradebook("course-a")["Quiz link link-latest"]["dana"]["scoreGiven"] == 0.0
+
+
+def test_a_slow_platform_does_not_hold_the_learners_last_answer(tool, lms):
+    # The grade goes out after the response: the token endpoint's 3 s are not the learner's.
+    lms.token_delay = 3.0
+    try:
+        gus = requests.Session()
+        launch(gus, lms, learner("gus", context="course-slow"))
+        *first, (last, value) = RIGHT.items()
+        answer_all(gus, tool, dict(first))
+        page = gus.get(f"{tool.url}/quiz/demo/{last}")
+        token = re.search(r'name="csrf_token" value="([^"]+)"', page.text).group(1)
+        started = time.monotonic()
+        done = gus.post(f"{tool.url}/quiz/demo/{last}", data={"csrf_token": token, "answer": value},
+                        allow_redirects=False)
+        waited = time.monotonic() - started
+        assert done.status_code == 303 and waited < lms.token_delay, waited
+        finish(tool, "course-slow", "link-1", "gus")  # waits for the send
+    finally:
+        lms.token_delay = 0.0
+    assert lms.gradebook("course-slow")["Quiz link link-1"]["gus"]["scoreGiven"] == 2.0
 
 
 def test_a_failed_send_is_queued_shown_and_sent_later(tool, lms):

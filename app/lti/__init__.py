@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from functools import cached_property
 
-from flask import Blueprint, Flask
+from flask import Blueprint, Flask, after_this_request, copy_current_request_context, g, has_request_context
 from werkzeug.utils import import_string
 
 from . import store  # noqa: F401  (defines the lti_* tables on app.db.metadata before migrate runs)
@@ -50,17 +50,35 @@ class LazyView:
 
 
 def on_attempt_finished(attempt_id: str) -> bool:
-    """Queue the grade of the LMS user who owns this attempt and try to send it now (and a few other due ones).
-    False for an attempt that no LTI launch owns. Never raises for a platform problem: it stays queued."""
+    """Queue the grade of the LMS user who owns this attempt, and send it: after the response in a request, so a
+    slow platform never holds the student's page; at once outside one (a command). False for an attempt that no
+    LTI launch owns. Never raises for a platform problem: the grade stays queued for `flask lti send-grades`."""
     owner = store.attempt_owner(attempt_id)
     if owner is None:
         return False
+    store.queue_grade(owner.link_id, owner.user_sub)
+    if not has_request_context():
+        _send([(owner.link_id, owner.user_sub)])
+        return True
+    owners = g.setdefault("lti_grades_to_send", [])
+    if not owners:  # the first in this request: one sender for all of them (a regrade finishes many)
+        @after_this_request
+        def send_once_sent(response):
+            response.call_on_close(copy_current_request_context(lambda: _send(owners)))
+            return response
+    owners.append((owner.link_id, owner.user_sub))
+    return True
+
+
+def _send(owners: list[tuple[int, str]]) -> None:
+    """Send these users' queued grades, then up to 5 other due ones, stopping at the first that fails: its
+    platform is likely down, and each failure waits for the platform's timeout (docs/lti.md)."""
     from .grades import send_due  # an LMS's attempt: the grade service is needed now
 
-    store.queue_grade(owner.link_id, owner.user_sub)
-    send_due(limit=1, link_id=owner.link_id, user_sub=owner.user_sub)
-    send_due(limit=5)
-    return True
+    for link_id, user_sub in owners:
+        if send_due(limit=1, link_id=link_id, user_sub=user_sub)[1]:
+            return
+    send_due(limit=5, stop_at_failure=True)
 
 
 def init_app(app: Flask) -> None:

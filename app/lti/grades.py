@@ -105,14 +105,16 @@ def send(row) -> bool:
     return True
 
 
-def send_due(limit: int = 50, **where) -> tuple[int, int]:
-    """Send queued grades whose time has come; (sent, failed)."""
+def send_due(limit: int = 50, stop_at_failure: bool = False, **where) -> tuple[int, int]:
+    """Send queued grades whose time has come; (sent, failed). With stop_at_failure, none after the first failure."""
     sent = failed = 0
     for row in store.due_grades(limit, **where):
         if send(row):
             sent += 1
         else:
             failed += 1
+            if stop_at_failure:
+                break
     return sent, failed
 
 
