@@ -51,6 +51,13 @@ def csrf_token(html: str) -> str:
     return match.group(1)
 
 
+def retake_fields(html: str) -> dict[str, str]:
+    """The fields the results page's "Retake the quiz" form posts: the CSRF token and the attempt it shows."""
+    form = re.search(r'action="/quiz/[^"/]+/retake">(.*?)</form>', html, re.S)
+    assert form, "page has no retake form"
+    return dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', form.group(1)))
+
+
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 SVG_SIZE = re.compile(rb'<svg [^>]*\bwidth="([0-9.]+)pt" height="([0-9.]+)pt"')
 

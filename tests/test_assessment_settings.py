@@ -12,7 +12,7 @@ from sqlalchemy import select, update
 
 from app import create_app, db
 from app.bank.loader import load_bank_bytes
-from conftest import csrf_token
+from conftest import csrf_token, retake_fields
 
 BANK = "settings"
 BANK_YAML = """\
@@ -313,8 +313,8 @@ def test_a_session_may_start_only_the_banks_attempts_retakes_included(tmp_path):
     missed = client.post(f"/quiz/{BANK}/retake-missed", data={"csrf_token": csrf_token(summary), "attempt": first})
     assert missed.status_code == 303  # attempt 2: the missed-only retake counts
     assert "2 used." in main(client.get(f"/quiz/{BANK}/"))
-    token = csrf_token(client.get(f"/quiz/{BANK}/").get_data(as_text=True))
-    refused = client.post(f"/quiz/{BANK}/retake", data={"csrf_token": token})
+    fields = retake_fields(client.get(f"/quiz/{BANK}/summary").get_data(as_text=True))
+    refused = client.post(f"/quiz/{BANK}/retake", data=fields)
     assert refused.status_code == 403 and "allows 2 attempts" in main(refused)
     assert len(attempt_rows(app)) == 2
     assert client.get(f"/quiz/{BANK}/heads").status_code == 200  # the current attempt is kept

@@ -10,7 +10,7 @@ import pytest
 
 from app import create_app
 from app.paths import resource_dir
-from conftest import answer_via_form, csrf_token
+from conftest import answer_via_form, csrf_token, retake_fields
 from app.web.formats import number, percent, score
 from test_feedback_modes import (BANK, MODES_BANK, TRY_AGAIN, main, make_app, post_again, send, stored_responses,
                                  stored_tries)
@@ -308,3 +308,22 @@ def test_a_wrong_try_that_matches_no_slip_gets_the_questions_hint(tmp_path):
     slip = api.post(f"/api/banks/attention-drill/attempts/{attempt}/questions/scaled-score-by-hand/answer",
                     json={"answer": 12}).get_json()
     assert slip["hint"]["misconception"] is not None and slip["hint"]["hint_html"] is None
+
+
+def test_retake_from_a_stale_results_tab_keeps_the_attempt_another_tab_started(tmp_path):
+    app = make_app(tmp_path)
+    student = app.test_client()
+    assert send(student, "heads", "a").status_code == 303
+    stale = retake_fields(student.get(f"/quiz/{BANK}/summary").get_data(as_text=True))  # tab A's results page
+    assert student.post(f"/quiz/{BANK}/retake", data=stale).status_code == 303  # tab B retakes ...
+    assert send(student, "heads", "a").status_code == 303  # ... and answers in the new attempt
+    newer = attempt_id(student, BANK)
+    refused = student.post(f"/quiz/{BANK}/retake", data=stale)  # tab A's Retake button, later
+    assert refused.status_code == 400
+    assert "You have an unfinished attempt at this quiz that these results are not from" in main(refused)
+    assert attempt_id(student, BANK) == newer and "1 answered" in main(student.get(f"/quiz/{BANK}/projections"))
+    # From that attempt's own results page, the retake is the student's choice.
+    fresh = retake_fields(student.get(f"/quiz/{BANK}/summary").get_data(as_text=True))
+    assert student.post(f"/quiz/{BANK}/retake", data=fresh).status_code == 303
+    with student.session_transaction() as session:
+        assert BANK not in session["attempts"]  # the next answer starts the new attempt

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from app.web import progress
-from conftest import csrf_token
+from conftest import csrf_token, retake_fields
 from test_feedback_modes import BANK, make_app, send
 from test_review import FORM_ATTEMPT, MIXED, attempts, review, take
 
@@ -21,7 +21,7 @@ def flat(response) -> str:
 
 def retake(client) -> None:
     html = review(client)
-    assert client.post(f"/quiz/{BANK}/retake", data={"csrf_token": csrf_token(html)}).status_code == 303
+    assert client.post(f"/quiz/{BANK}/retake", data=retake_fields(html)).status_code == 303
 
 
 def listed(client, page: str = "/") -> list[str]:

@@ -10,7 +10,7 @@ import uuid
 from sqlalchemy import func, select
 
 from app import create_app, db
-from conftest import SEED_BANK, answer_via_form, csrf_token
+from conftest import SEED_BANK, answer_via_form, csrf_token, retake_fields
 from test_seed import EXPECTED
 
 
@@ -48,7 +48,7 @@ def test_a_finished_attempt_stores_its_total(app, client):
 def test_retake_starts_a_new_attempt_and_keeps_the_old_answers(app, client):
     answer_via_form(client, SEED_BANK, "head-dimension", "64")
     summary = client.get(f"/quiz/{SEED_BANK}/summary").get_data(as_text=True)
-    client.post(f"/quiz/{SEED_BANK}/retake", data={"csrf_token": csrf_token(summary)})
+    client.post(f"/quiz/{SEED_BANK}/retake", data=retake_fields(summary))
     answer_via_form(client, SEED_BANK, "head-dimension", "32")
     rows = _rows(app)
     assert len(rows) == 2 and len({r.attempt_id for r in rows}) == 2
@@ -169,7 +169,8 @@ def test_an_optional_display_name_is_stored_with_the_attempt(app, client):
     assert _attempts(app)[0].display_name is None  # back to anonymous
     client.post(f"/quiz/{SEED_BANK}/name", data={"csrf_token": csrf_token(page), "display_name": "Ada\tL.\x1b[31m"})
     assert _attempts(app)[0].display_name == "Ada L. [31m"  # control characters read as spaces
-    retake = client.post(f"/quiz/{SEED_BANK}/retake", data={"csrf_token": csrf_token(page)})
+    summary = client.get(f"/quiz/{SEED_BANK}/summary").get_data(as_text=True)
+    retake = client.post(f"/quiz/{SEED_BANK}/retake", data=retake_fields(summary))
     assert retake.status_code == 303 and client.get(retake.headers["Location"]).status_code == 200
     assert [a.display_name for a in _attempts(app)] == ["Ada L. [31m"] * 2  # a retake keeps the name
 

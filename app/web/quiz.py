@@ -229,7 +229,14 @@ def retake(bank_id: str):
     if course_attempt is not None:  # a session an LMS opened: the learner's next, graded, attempt in that course
         from ..lti.views import retake_in_course  # the LTI libraries load with the first LMS request
 
-        return retake_in_course(bank, course_attempt.id)
+        return retake_in_course(bank, course_attempt.id)  # which waits for the attempt to be finished
+    current = progress.current(bank)
+    if (current is not None and not current.finished and not current.time_over()
+            and request.form.get("attempt") != current.id):
+        # A results page of an earlier attempt, in a tab left open: retaking would drop the unfinished one.
+        raise BadInput("You have an unfinished attempt at this quiz that these results are not from (another tab "
+                       "may have started it). Go on with it from the quiz's page, or open its results page to "
+                       "retake from there.")
     progress.check_open(bank)
     progress.check_can_start(bank)  # refused before the current attempt is let go
     progress.reset(bank)
