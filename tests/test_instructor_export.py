@@ -56,9 +56,14 @@ def test_the_page_lists_what_the_cli_warns_and_the_download_is_the_clis_file(app
     listed = re.findall(r"<li>(.*?)</li>", page.split('id="export-warnings"', 1)[1].split("</ul>", 1)[0])
     assert [html.unescape(item) for item in listed] == [str(warning) for warning in expected.warnings]
     assert len(listed) == 5 and all("nowhere from Moodle" in item for item in listed)
-    link = re.search(r'id="export-download" href="([^"]+)" download="attention-transformers.xml"', page)
-    assert link, page
-    response = instructor.get(link.group(1).replace("&amp;", "&"))
+    # Download submits the form to the file's address: the settings as they are in the form, not as checked.
+    assert re.search(r'<form method="get" action="/instructor/banks/attention-transformers/export" '
+                     r'class="export-form" id="export-form"', page)
+    assert re.search(r'<button type="submit" form="export-form" class="button primary" id="export-download" '
+                     r'formaction="/instructor/banks/attention-transformers/export/file">', page), page
+    assert "that is attention-transformers.xml" in page
+    response = instructor.get(f"/instructor/banks/{SEED}/export/file?format=moodle-xml&math=tex&visual=feedback"
+                              "&seed=0&variants=1")
     assert response.status_code == 200 and response.mimetype == "application/xml"
     assert response.headers["Content-Disposition"] == 'attachment; filename="attention-transformers.xml"'
     assert response.get_data(as_text=True) == expected.text  # figures and all, as the command line writes it
@@ -69,7 +74,7 @@ def test_the_page_lists_what_the_cli_warns_and_the_download_is_the_clis_file(app
 
 def test_gift_and_variants_follow_the_settings(app, instructor):
     page = flat(instructor.get(f"/instructor/banks/{PRACTICE}/export?format=gift&seed=2&variants=3"))
-    assert "cannot be carried by GIFT" in page and 'download="attention-practice.gift.txt"' in page
+    assert "cannot be carried by GIFT" in page and 'that is attention-practice.gift.txt' in page
     response = instructor.get(f"/instructor/banks/{PRACTICE}/export/file?format=gift&seed=2&variants=3&math=tex"
                               "&visual=feedback")
     assert response.status_code == 200 and response.mimetype == "text/plain"
