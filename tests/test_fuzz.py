@@ -582,7 +582,9 @@ def test_more_choices_than_options_are_refused_before_any_is_looked_up(fuzz_app)
 
 @pytest.mark.parametrize("stored", [{"attempts": []}, {"attempts": {SEED_BANK: 7}},
                                     {"attempts": {"x": "a"}, "started": "3"}, {"started": {SEED_BANK: "1"}},
-                                    {"lms_attempts": {SEED_BANK: None}}, {"client": 12}, {"names": ["Ada"]}], ids=str)
+                                    {"lms_attempts": {SEED_BANK: None}}, {"client": 12}, {"names": ["Ada"]},
+                                    {"_flashes": "x"}, {"_flashes": [["message"]]}, {"_flashes": [5]},
+                                    {"csrf_token": 5}, {"csrf_token": ["x"]}], ids=str)
 def test_a_session_of_another_shape_starts_afresh(fuzz_app, stored):
     """A signed session whose maps have another shape (another version's cookie, or a leaked key's) is dropped:
     the student gets a fresh attempt whose answers are stored, never a 500."""
@@ -597,3 +599,14 @@ def test_a_session_of_another_shape_starts_afresh(fuzz_app, stored):
                          data={"csrf_token": csrf_token(page.get_data(as_text=True)), "answer": "32"})
     assert answer.status_code == 303 and answer.headers["Location"].endswith("/answer")
     assert "Correct" in client.get(answer.headers["Location"]).get_data(as_text=True)
+
+
+@pytest.mark.parametrize("course", [{"until": 1e20}, {"until": "x"}, {"until": None}, "x",
+                                    {"until": 1e20, "platform": "1", "deployment": "d", "context": "c", "title": "t"}],
+                         ids=str)
+def test_an_lti_course_session_of_another_shape_is_a_sign_in_sentence(fuzz_app, course):
+    client = fuzz_app.test_client()
+    with client.session_transaction() as session:
+        session["lti_course"] = course
+    page = client.get("/lti/course")
+    assert page.status_code == 403 and "open the tool from your course in the LMS" in page.get_data(as_text=True)

@@ -184,7 +184,10 @@ def _open_course(platform: store.Platform, body: dict):
 
 def _course() -> dict:
     course = session.get(COURSE)
-    if not isinstance(course, dict) or course.get("until", 0) < time.time():
+    until = course.get("until") if isinstance(course, dict) else None
+    if (not isinstance(until, (int, float)) or isinstance(until, bool) or until < time.time()
+            or not all(isinstance(course.get(key), str) for key in ("deployment", "context", "title"))
+            or not isinstance(course.get("platform"), int)):  # a value signed with a leaked key, of the wrong shape
         raise NotAllowed("This page is for a course's instructors: open the tool from your course in the LMS "
                          "(an instructor's launch signs you in for that course only).")
     return course

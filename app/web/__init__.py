@@ -51,6 +51,21 @@ def _refuse_unusable_fields():
                        "Remove it, or reload the page, and try again.")
 
 
+def _drop_malformed_session_values():
+    """Drop session values of the wrong shape that Flask and Flask-WTF would fail on: the session is signed, but a
+    leaked key signs anything (as progress.session_map says), and a 500 page would extend the template that reads
+    the flashed messages, failing again. Flashes are (category, message) pairs; the CSRF token is text."""
+    from flask import session
+
+    flashes = session.get("_flashes")
+    if flashes is not None and not (isinstance(flashes, list) and all(
+            isinstance(item, (list, tuple)) and len(item) == 2 and all(isinstance(part, str) for part in item)
+            for item in flashes)):
+        session.pop("_flashes")
+    if "csrf_token" in session and not isinstance(session["csrf_token"], str):
+        session.pop("csrf_token")
+
+
 def _healthz():
     """For load balancers and Docker's HEALTHCHECK: 200 when the database answers, 503 otherwise."""
     from flask import current_app, jsonify
@@ -75,6 +90,7 @@ def init_app(app: Flask) -> None:
     from . import api, learn, plots, progress, quiz, visual_views
 
     app.before_request(_refuse_unusable_fields)  # before CSRFProtect's own before_request
+    app.before_request(_drop_malformed_session_values)
     csrf.init_app(app)
     check_limit_settings(app.config)
     limiter.init_app(app)
