@@ -140,18 +140,21 @@ def test_most_common_keeps_first_seen_order_among_ties_and_sums_the_rest():
 
 
 @pytest.mark.parametrize("facility, discrimination, responses, codes", [
-    (0.25, 0.5, 10, ["hard"]),
-    (0.95, 0.5, 10, ["easy"]),
-    (0.6, 0.1, 10, ["weak-discrimination"]),
-    (0.6, -0.3, 10, ["negative-discrimination"]),
-    (0.95, 0.1, 10, ["easy", "weak-discrimination"]),
-    (0.3, 0.2, 10, []),  # the thresholds themselves are fine
-    (0.9, 0.2, 10, []),
+    (0.25, 0.5, 20, ["hard"]),
+    (0.95, 0.5, 20, ["easy"]),
+    (0.6, 0.1, 20, ["weak-discrimination"]),
+    (0.6, -0.3, 20, ["negative-discrimination"]),
+    (0.95, 0.1, 20, ["easy", "weak-discrimination"]),
+    (0.3, 0.2, 20, []),  # the thresholds themselves are fine
+    (0.9, 0.2, 20, []),
     (0.0, None, 3, []),  # too few responses to judge facility
-    (0.6, None, 10, []),
+    (0.6, None, 20, []),
+    (0.6, 0.196, 20, ["weak-discrimination"]),  # the exact value, not the "0.20" the table shows
+    (0.6, -1.0, 19, []),  # shown, but too few students to act on a correlation
+    (0.25, -1.0, 8, ["hard"]),
 ])
 def test_item_flags_follow_the_standard_thresholds(facility, discrimination, responses, codes):
-    flags = stats.item_flags(facility, discrimination, responses)
+    flags = stats.item_flags(facility, discrimination, responses, sample=responses)
     assert [f.code for f in flags] == codes
     assert all(f.explanation for f in flags)
 

@@ -342,7 +342,7 @@ def bank_report(engine: Engine, bank: Bank) -> BankReport:
             number=number, question=question, responses=len(given), facility=facility,
             full_credit=stats.full_credit_rate(scores), sample=len(sample), discrimination=discrimination,
             upper_lower=stats.upper_lower_difference(item_scores, sample_totals),
-            flags=stats.item_flags(facility, discrimination.value, len(given)),
+            flags=stats.item_flags(facility, discrimination.value, len(given), len(sample)),
             answers=rows, other_answers=other, chart=answer_chart(number, question, rows, other, len(given)),
             tries=counted.tries, mean_tries=stats.mean(counted.final_numbers),
             misconceptions=misconception_rows(question, counted.misconceptions),

@@ -105,7 +105,8 @@ def bank(bank_id: str):
     differs = Counter(change.question_id for change in pending.changed)
     unusable = Counter(answer.question_id for answer in pending.unusable)
     return render_template("instructor/bank.html", report=report.bank_report(_engine(), bank_),
-                           min_attempts=report.stats.MIN_ATTEMPTS, differs=differs, unusable=unusable)
+                           min_attempts=report.stats.MIN_ATTEMPTS,
+                           min_flag_sample=report.stats.MIN_FLAG_SAMPLE, differs=differs, unusable=unusable)
 
 
 def _png(chart: CountChart | None) -> Response:
