@@ -58,7 +58,7 @@ def test_the_review_shows_answers_feedback_explanations_missed_badges_visual_lin
     assert "Queries, keys and values are projections." in projections  # the explanation
     heads = item(html, "heads")
     assert "Missed" not in heads and EXPLANATION in heads and "Right: 128 / 4 = 32." in heads
-    assert f'<a href="/quiz/{BANK}/heads/answer">See the visual of question 1</a>' in heads
+    assert f'<a href="/quiz/{BANK}/heads/answer#visual">See the visual of question 1</a>' in heads
     assert "See the visual" not in projections  # it has none
     scale = item(html, "scale")
     assert "0 / 1" in scale and "By the square root of 64, which is 8." in scale
