@@ -157,6 +157,9 @@ def test_a_right_second_try_reveals_everything_and_scores_by_the_penalty(tmp_pat
     assert "Score: 0.5 / 1" in page and "2 tries; their scores count" in page
     assert KEY_FEEDBACK in page and EXPLANATION in page and 'class="badge right">Correct answer' in page
     assert 'class="visual-image"' in page  # the visual comes with the key
+    # The earlier try stays listed with its hint, as on the question page: the answer above is the last one.
+    earlier = page.split('<h2 id="tries-heading">Your earlier try</h2>', 1)[1].split("</section>", 1)[0]
+    assert "Try 1: not quite." in earlier and "Try 2" not in earlier
     rows = stored_tries(app, "heads")
     assert [(r.try_number, json.loads(r.answer), r.score, r.final) for r in rows] == [
         (1, "c", 0.0, False), (2, "a", 1.0, True)]

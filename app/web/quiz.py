@@ -174,7 +174,8 @@ def answer(bank_id: str, question_id: str):
         visual = visual_view(concrete.visual.kind, concrete.visual.params, request.args.to_dict(flat=False),
                              concrete.learn, concrete.type, answer=result.answer, key=result.correct_answer)
     page = render_template("quiz/answer.html", **context, grade=result, visual=visual,
-                           tries_used=attempt.tries_used(item), best_try=attempt.best_try(item))
+                           tries_used=attempt.tries_used(item), best_try=attempt.best_try(item),
+                           earlier_tries=attempt.tries(item)[:-1])  # the last is the answer the page shows
     if visual is None:
         return page
     return page, visual.status, {"Retry-After": str(visual.retry_after)} if visual.retry_after else {}
