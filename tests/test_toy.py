@@ -225,3 +225,12 @@ def test_averaging_self_attention_outputs_weighted_averages_of_the_inputs():
     output, weights = model(x)
     np.testing.assert_allclose(output, weights[0] @ x, rtol=0, atol=1e-12)
     assert weights.max() > 0.3  # random queries prefer some keys: not a flat average
+
+
+def test_words_the_figures_font_cannot_draw_are_refused_with_their_code_points():
+    # Each would be an empty box on the figure, under a label the alt text calls a word.
+    with pytest.raises(ValueError, match=r"the sentence holds 日 \(U\+65E5\), 本 \(U\+672C\), which the figures' font "
+                                         r"cannot draw"):
+        tokenize("日本 cat")
+    assert tokenize("Кошка καλη cat") == ["кошка", "καλη", "cat"]  # Cyrillic and Greek: DejaVu Sans has them
+    assert tokenize("日本 cat", drawn=False) == ["日本", "cat"]  # words that are not drawn as themselves

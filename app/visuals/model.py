@@ -7,15 +7,14 @@ The characters are defined once here, for the model-heads and model-overview kin
 from __future__ import annotations
 
 import functools
-import importlib.util
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Annotated
 
 import numpy as np
 from pydantic import AfterValidator, Field
 
 from app.engine.pretrained import MAX_TOKENS, load_model  # noqa: F401 (MAX_TOKENS: for the kinds' controls)
+from app.visuals.glyphs import drawable, font_sentence, missing_glyphs  # noqa: F401 (the kinds import them here)
 
 NUM_LAYERS, NUM_HEADS = 6, 12  # all-MiniLM-L6-v2 (a test checks them against model.config)
 SENTENCE_MAX_LENGTH = 400  # characters; the model's own bound is MAX_TOKENS tokens after WordPiece
@@ -137,41 +136,6 @@ def beside(value: float, mark: float) -> str:
 def head_name(layer: int, head: int) -> str:
     """1-based, as the controls count: 'layer 1 head 3'."""
     return f"layer {layer + 1} head {head + 1}"
-
-
-# --- the figure's font ------------------------------------------------------------------------------------
-
-@functools.cache
-def _font_code_points() -> frozenset[int]:
-    # The figures' font is matplotlib's bundled DejaVu Sans (the default sans-serif). Its character map is
-    # read with fontTools (a matplotlib dependency) from the file, without importing matplotlib itself.
-    from fontTools.ttLib import TTFont
-
-    package = Path(importlib.util.find_spec("matplotlib").submodule_search_locations[0])
-    with TTFont(package / "mpl-data" / "fonts" / "ttf" / "DejaVuSans.ttf", lazy=True) as font:
-        return frozenset(font.getBestCmap())
-
-
-def missing_glyphs(text: str) -> list[str]:
-    """The characters of `text` the figure's font (DejaVu Sans) has no glyph for, each once, in order."""
-    covered = _font_code_points()
-    return list(dict.fromkeys(ch for ch in text if ord(ch) not in covered))
-
-
-def drawable(token: str) -> str:
-    """The token as the figure writes it: characters the font lacks as their code point, e.g. 'U+304B'."""
-    covered = _font_code_points()
-    return "".join(ch if ord(ch) in covered else f"U+{ord(ch):04X}" for ch in token)
-
-
-def font_sentence(tokens) -> str:
-    """What the alt text and caption say when the font cannot show some tokens ('' when it can)."""
-    missing = list(dict.fromkeys(ch for token in tokens for ch in missing_glyphs(token)))
-    if not missing:
-        return ""
-    names = ", ".join(f"{ch} (U+{ord(ch):04X})" for ch in missing)
-    return (f" The figure's font, DejaVu Sans, has no glyph for {names}, so the figure writes "
-            f"{'that character' if len(missing) == 1 else 'those characters'} as the code point.")
 
 
 # --- computed answer keys for the bank (app.bank.expressions), layers and heads 1-based -----------------

@@ -15,6 +15,7 @@ import numpy as np
 
 from app.engine import MultiHeadAttention
 from app.engine.heads import check_head_split
+from app.visuals.glyphs import missing_glyphs
 
 MAX_TOKENS = 12
 
@@ -106,11 +107,13 @@ LEXICON: dict[str, WordInfo] = {
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
 
 
-def tokenize(text: str, max_tokens: int = MAX_TOKENS, *, min_tokens: int = 1, name: str = "the sentence") -> list[str]:
+def tokenize(text: str, max_tokens: int = MAX_TOKENS, *, min_tokens: int = 1, name: str = "the sentence",
+             drawn: bool = True) -> list[str]:
     """Lowercase words of `text`, punctuation dropped.
 
     A ValueError naming `name` when there are fewer than `min_tokens` (at least one) or more
-    than `max_tokens` words.
+    than `max_tokens` words, or (`drawn`: the words are the figure's labels) a character the figures' font cannot
+    draw.
     """
     tokens = _WORD.findall(text.lower())
     if len(tokens) < max(min_tokens, 1):
@@ -121,6 +124,13 @@ def tokenize(text: str, max_tokens: int = MAX_TOKENS, *, min_tokens: int = 1, na
     if len(tokens) > max_tokens:
         raise ValueError(
             f"{name} has {len(tokens)} words; use at most {max_tokens} so the picture stays readable"
+        )
+    missing = list(dict.fromkeys(ch for token in tokens for ch in missing_glyphs(token))) if drawn else []
+    if missing:  # the figure would draw an empty box for each, under a label the alt text calls a word
+        names = ", ".join(f"{ch} (U+{ord(ch):04X})" for ch in missing[:5])
+        raise ValueError(
+            f"{name} holds {names}, which the figures' font cannot draw; the toy's words are drawn as labels, so "
+            "use Latin, Greek or Cyrillic letters (the real-model visuals on /learn take any script)"
         )
     return tokens
 

@@ -7,12 +7,12 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from app.engine import causal_mask
 
 from .. import register
-from ..base import (NARROW_WIDTH, WIDTH, Control, OnOff, Sentence, VisualKind, VisualParams, estimated_width,
+from ..base import (NARROW_WIDTH, WIDTH, Control, OnOff, VisualKind, VisualParams, estimated_width,
                     line_height)
 from ..model import (CHARACTER_WORDS, CHARACTERS, FOCUSED_BELOW, NUM_HEADS, NUM_LAYERS, SHARE_MARK, HeadCharacters,
                      beside, characters, drawable, fits_the_model, font_sentence, run)
@@ -31,7 +31,8 @@ REAL_CELL, REAL_SIDE_MAX = 0.3, 6.0  # the real head's wide heatmap: cells with 
 
 class AttentionPlaygroundParams(VisualParams):
     model: Literal["toy", "real"] = "toy"
-    sentence: Sentence = "the cat sat on the mat"
+    # The toy's word limit in both models; the font's in the toy's only (the real one draws code points instead).
+    sentence: str = Field(default="the cat sat on the mat", min_length=1, max_length=80)
     # The toy model's knobs. The real model's sizes are fixed by its training, and it reads both ways (no mask).
     num_heads: int = Field(default=2, ge=NUM_HEADS_MIN, le=NUM_HEADS_MAX)
     d_model: int = Field(default=16, ge=D_MODEL_MIN, le=D_MODEL_MAX)
@@ -40,6 +41,12 @@ class AttentionPlaygroundParams(VisualParams):
     # The real model's: which of its 72 heads (layer 1 head 3 is its previous-token head).
     layer: int = Field(default=1, ge=1, le=NUM_LAYERS)
     head: int = Field(default=3, ge=1, le=NUM_HEADS)
+
+    @field_validator("sentence")
+    @classmethod
+    def _fits_the_tokenizer(cls, sentence: str, info: ValidationInfo) -> str:
+        tokenize(sentence, MAX_TOKENS, drawn=info.data.get("model", "toy") == "toy")
+        return sentence
 
     @model_validator(mode="after")
     def _fits_the_model(self):
