@@ -25,6 +25,11 @@ def missing_glyphs(text: str) -> list[str]:
     return list(dict.fromkeys(ch for ch in text if ord(ch) not in covered))
 
 
+def named(characters) -> str:
+    """'日 (U+65E5), 本 (U+672C)': characters with their code points, for the words."""
+    return ", ".join(f"{ch} (U+{ord(ch):04X})" for ch in characters)
+
+
 def drawable(token: str) -> str:
     """The token as the figure writes it: characters the font lacks as their code point, e.g. 'U+304B'."""
     covered = _font_code_points()
@@ -33,9 +38,8 @@ def drawable(token: str) -> str:
 
 def font_sentence(tokens) -> str:
     """What the alt text and caption say when the font cannot show some tokens ('' when it can)."""
-    missing = list(dict.fromkeys(ch for token in tokens for ch in missing_glyphs(token)))
+    missing = missing_glyphs("".join(tokens))
     if not missing:
         return ""
-    names = ", ".join(f"{ch} (U+{ord(ch):04X})" for ch in missing)
-    return (f" The figure's font, DejaVu Sans, has no glyph for {names}, so the figure writes "
+    return (f" The figure's font, DejaVu Sans, has no glyph for {named(missing)}, so the figure writes "
             f"{'that character' if len(missing) == 1 else 'those characters'} as the code point.")

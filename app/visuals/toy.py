@@ -15,7 +15,7 @@ import numpy as np
 
 from app.engine import MultiHeadAttention
 from app.engine.heads import check_head_split
-from app.visuals.glyphs import missing_glyphs
+from app.visuals.glyphs import missing_glyphs, named
 
 MAX_TOKENS = 12
 
@@ -125,11 +125,10 @@ def tokenize(text: str, max_tokens: int = MAX_TOKENS, *, min_tokens: int = 1, na
         raise ValueError(
             f"{name} has {len(tokens)} words; use at most {max_tokens} so the picture stays readable"
         )
-    missing = list(dict.fromkeys(ch for token in tokens for ch in missing_glyphs(token))) if drawn else []
+    missing = missing_glyphs("".join(tokens)) if drawn else []
     if missing:  # the figure would draw an empty box for each, under a label the alt text calls a word
-        names = ", ".join(f"{ch} (U+{ord(ch):04X})" for ch in missing[:5])
         raise ValueError(
-            f"{name} holds {names}, which the figures' font cannot draw; the toy's words are drawn as labels, so "
+            f"{name} holds {named(missing[:5])}, which the figures' font cannot draw; the toy's words are drawn as labels, so "
             "use Latin, Greek or Cyrillic letters (the real-model visuals on /learn take any script)"
         )
     return tokens
