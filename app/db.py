@@ -53,7 +53,7 @@ from .errors import AppError, render_app_error
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 3  # 2: tries, and attempts.question_ids; 3: attempts.questions
+SCHEMA_VERSION = 4  # 2: tries, and attempts.question_ids; 3: attempts.questions; 4: tries.graded_as
 
 metadata = MetaData()
 
@@ -109,6 +109,9 @@ tries = Table(
     Column("misconception", String(64)),  # the id of the misconception the answer matched, if any
     Column("final", Boolean, nullable=False),
     Column("tried_at", DateTime(timezone=True), nullable=False),
+    # grading.key_version of the question and bank it was scored under (NULL: stored before version 4), so the
+    # instructor's bank page grades again only the answers an edit of the bank may have changed
+    Column("graded_as", String(16)),
     UniqueConstraint("attempt_id", "question_id", "try_number", name="uq_try_once"),
     Index("ix_tries_bank_question", "bank_id", "question_id"),
 )
@@ -221,6 +224,9 @@ def _upgrade(engine: Engine) -> None:
         if version < 3:  # create_all made `questions` on a new table; an existing one lacks it
             if "questions" not in {c["name"] for c in inspect(connection).get_columns("attempts")}:
                 connection.execute(text("ALTER TABLE attempts ADD COLUMN questions TEXT"))
+        if version < 4:  # create_all made `graded_as` on a new table; an existing one lacks it
+            if "graded_as" not in {c["name"] for c in inspect(connection).get_columns("tries")}:
+                connection.execute(text("ALTER TABLE tries ADD COLUMN graded_as VARCHAR(16)"))
         if version < SCHEMA_VERSION:
             connection.execute(update(schema_info).where(schema_info.c.id == 1).values(version=SCHEMA_VERSION))
 
@@ -265,17 +271,19 @@ class TryStored:
 
 def record_try(attempt_id: str, bank_id: str, question_id: str, try_number: int, answer: Any, score: float, *,
                final: bool, final_score: float = 0.0, seed: int = 0, misconception: str | None = None,
-               question_ids: list[str] | None = None) -> TryStored | None:
+               question_ids: list[str] | None = None, graded_as: str | None = None) -> TryStored | None:
     """Store a try; a final one also stores the question's answer (with `final_score`, the score after any
     penalty) and finishes the attempt when it closes its last question: when every one of `question_ids` (the
     attempt's questions as the bank has them now; default: this one) has an answer. An answer to a question the
-    bank has dropped since is kept, and counts toward neither. None if that try was already stored."""
+    bank has dropped since is kept, and counts toward neither. `graded_as`: grading.key_version of what scored
+    it. None if that try was already stored."""
     question_ids = question_ids or [question_id]
     def run(connection):
         moment = now()
         connection.execute(insert(tries).values(
             attempt_id=attempt_id, bank_id=bank_id, question_id=question_id, try_number=try_number,
-            answer=json.dumps(answer), score=score, misconception=misconception, final=final, tried_at=moment))
+            answer=json.dumps(answer), score=score, misconception=misconception, final=final, tried_at=moment,
+            graded_as=graded_as))
         if not final:
             return TryStored(finished=False)
         connection.execute(insert(responses).values(

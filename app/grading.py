@@ -6,13 +6,15 @@ question type and, for multi-select and cells, its partial-credit scheme (formul
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from .bank.messages import describe_value
-from .bank.schema import MAX_GRID_SIDE, Misconception, Question
+from .bank.schema import MAX_GRID_SIDE, Bank, Misconception, Question
 from .errors import BadInput
 
 # true/false, an option id, option ids, a number, a matrix (rows of numbers), or cells ([row, col] pairs)
@@ -22,6 +24,20 @@ MAX_NUMERIC_TEXT = 64
 MAX_ENTRIES = MAX_GRID_SIDE * MAX_GRID_SIDE  # numbers in a matrix answer, cells in a cells answer
 PASTE_SEPARATORS = re.compile(r"[\s,;\[\]]+")  # a row pasted in the first cell: "0.67 0.24 0.09", "[1, 2; 3, 4]"
 THOUSANDS = re.compile(r"-?\d{1,3}(,\d{3})+(\.\d*)?")  # 4,194,304 and 33,554,432.5
+
+# Raise it when a release scores a stored answer differently (grade(), parse_answer or the try_again penalty):
+# every stored answer's key_version then differs, and the bank pages check each answer once more.
+GRADING_RULES = 1
+
+
+def key_version(bank: Bank, question: Question) -> str:
+    """16 hex digits naming everything a try's stored scores come from: the question as written (a question
+    template, its params included), the bank's feedback, tries and penalty, and GRADING_RULES. A wording edit
+    changes it too: then the bank page grades those answers again once, finds their scores unchanged, and
+    records that they were checked against this version."""
+    written = {"rules": GRADING_RULES, "question": question.model_dump(mode="json"),
+               "tries": [bank.feedback, bank.tries, bank.penalty]}
+    return hashlib.sha256(json.dumps(written, sort_keys=True).encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)

@@ -331,12 +331,13 @@ def _downgrade_to_version_1(engine) -> None:
 
 def _check_migrated(engine) -> None:
     for _ in range(2):  # twice: migrating is idempotent
-        assert db.migrate(engine) == 3
+        assert db.migrate(engine) == db.SCHEMA_VERSION == 4
     with engine.connect() as connection:
-        assert connection.execute(select(db.schema_info.c.version)).scalar() == 3
+        assert connection.execute(select(db.schema_info.c.version)).scalar() == 4
         rows = connection.execute(select(db.tries)).all()
-        assert [(r.attempt_id, r.question_id, r.try_number, r.final, r.score) for r in rows] == [
-            ("old", "heads", 1, True, 1.0)]
+        # graded_as None: scored by an older release, so the bank page checks it once against the current key
+        assert [(r.attempt_id, r.question_id, r.try_number, r.final, r.score, r.graded_as) for r in rows] == [
+            ("old", "heads", 1, True, 1.0, None)]
         assert connection.execute(select(db.attempts.c.question_ids, db.attempts.c.questions)).one() == (None, None)
         assert connection.execute(select(func.count()).select_from(db.responses)).scalar() == 1
 
@@ -349,11 +350,38 @@ def test_a_version_1_database_is_migrated_with_a_try_for_every_stored_answer(tmp
     engine.dispose()
 
 
+def _downgrade_to_version_3(engine) -> None:
+    """The schema as version 3 left it: tries without graded_as, and a try stored without it."""
+    _downgrade_to_version_1(engine)
+    db.migrate(engine)  # through version 4, then back to 3
+    with engine.begin() as connection:
+        connection.execute(text("ALTER TABLE tries DROP COLUMN graded_as"))
+        connection.execute(text("UPDATE schema_info SET version = 3"))
+
+
+def test_a_version_3_database_gets_graded_as(tmp_path):
+    engine = db.make_engine(f"sqlite:///{tmp_path / 'old.sqlite3'}")
+    db.migrate(engine)
+    _downgrade_to_version_3(engine)
+    _check_migrated(engine)
+    engine.dispose()
+
+
 def test_a_version_1_database_is_migrated_on_postgresql(postgres):
     import uuid
 
     engine = db.make_engine(postgres.create_database("migrate_" + uuid.uuid4().hex[:8]))
     db.migrate(engine)
     _downgrade_to_version_1(engine)
+    _check_migrated(engine)
+    engine.dispose()
+
+
+def test_a_version_3_database_gets_graded_as_on_postgresql(postgres):
+    import uuid
+
+    engine = db.make_engine(postgres.create_database("migrate_" + uuid.uuid4().hex[:8]))
+    db.migrate(engine)
+    _downgrade_to_version_3(engine)
     _check_migrated(engine)
     engine.dispose()

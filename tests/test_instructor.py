@@ -439,10 +439,15 @@ def test_an_instructor_chart_states_the_size_of_its_png(bars):
 # --- tries and misconceptions (feedback: try_again) -----------------------------------------------------
 
 
-def test_the_report_shows_tries_per_question_and_how_often_each_misconception_was_hit(tmp_path):
+@pytest.mark.parametrize("database", ["sqlite", "postgresql"])
+def test_the_report_shows_tries_per_question_and_how_often_each_misconception_was_hit(tmp_path, request, database):
     from test_feedback_modes import TRY_AGAIN, make_app, send
 
-    app = make_app(tmp_path, TRY_AGAIN, INSTRUCTOR_PASSWORD_HASH=PASSWORD_HASH)
+    extra = {}
+    if database == "postgresql":  # the counts are the database's own (GROUP BY, AVG of the final try numbers)
+        extra["DATABASE_URL"] = request.getfixturevalue("postgres").create_database(f"tries_{tmp_path.name[-8:]}")
+    app = make_app(tmp_path, TRY_AGAIN, INSTRUCTOR_PASSWORD_HASH=PASSWORD_HASH, **extra)
+    request.addfinalizer(app.extensions["db_engine"].dispose)
     first, second = app.test_client(), app.test_client()
     for value in ("64", "64", "8"):  # two tries matching no-sqrt, then right on the third
         send(first, "scale", value)

@@ -12,6 +12,7 @@ import requests
 from conftest import LiveServer, answer_via_form
 from lti_platform import Platform, PlatformServer
 from sqlalchemy import select
+from test_instructor import PASSWORD_HASH, sign_in
 from test_lti_flow import answer_all, launch, learner, register
 
 from app import create_app, db
@@ -144,13 +145,8 @@ def test_a_fixed_key_raises_scores_and_never_lowers_them_by_default(classroom):
 
 
 def test_the_report_says_which_answers_keep_a_score_from_an_earlier_key(classroom, tmp_path):
-    from werkzeug.security import generate_password_hash
-
     app, *_ = classroom
-    app.config["INSTRUCTOR_PASSWORD_HASH"] = generate_password_hash("pw", method="pbkdf2:sha256:1000")
-    instructor = app.test_client()
-    token = re.search(r'name="csrf_token" value="([^"]+)"', instructor.get("/instructor/login").get_data(as_text=True))
-    instructor.post("/instructor/login", data={"csrf_token": token.group(1), "password": "pw"})
+    instructor = sign_in_instructor(app)
 
     def notes() -> dict[str, str]:
         html = instructor.get(f"/instructor/banks/{BANK}").get_data(as_text=True)
@@ -168,6 +164,88 @@ def test_the_report_says_which_answers_keep_a_score_from_an_earlier_key(classroo
     assert all(note.startswith("1 answer keeps a score given under an earlier key") for note in after.values())
     assert regrade(app, "--allow-lower").exit_code == 0
     assert notes() == {}
+
+
+def sign_in_instructor(app):
+    app.config["INSTRUCTOR_PASSWORD_HASH"] = PASSWORD_HASH
+    instructor = app.test_client()
+    sign_in(instructor)
+    return instructor
+
+
+def graded_as(app) -> dict[tuple[str, str], set]:
+    found: dict[tuple[str, str], set] = {}
+    for row in rows(app, db.tries):
+        found.setdefault((row.attempt_id, row.question_id), set()).add(row.graded_as)
+    return found
+
+
+@pytest.fixture
+def counted_grading(monkeypatch):
+    """How many tries the regrade grades again (every call of grade in app.instructor.regrade)."""
+    from app.instructor import regrade as module
+
+    calls = []
+
+    def counting(question, answer):
+        calls.append(question.id)
+        return real(question, answer)
+
+    real = module.grade
+    monkeypatch.setattr(module, "grade", counting)
+    return calls
+
+
+def page_check(app):
+    """The bank page's pending regrade, as its view computes it."""
+    from app.instructor.regrade import regrade as run
+
+    with app.app_context():
+        return run(app.extensions["banks"].banks[BANK], dry_run=True, allow_lower=True, stale_only=True)
+
+
+def test_the_bank_page_grades_an_answer_once_per_version_of_its_question(classroom, counted_grading):
+    """Live tries are stored with the key version that scored them; the page grades only the answers with a try
+    under another version, marks those that keep their score, and so grades nothing on the next look."""
+    from app.grading import key_version
+
+    app, ann, ben, cal = classroom
+    bank = app.extensions["banks"].banks[BANK]
+    old = {v for marks in graded_as(app).values() for v in marks}
+    assert len(old) == 2 and None not in old  # sc's and heads's versions under the wrong keys
+    current = {q.id: key_version(bank, q) for q in bank.questions}
+    assert not old & set(current.values())
+
+    first = page_check(app)
+    assert sorted(counted_grading) == ["heads", "heads", "sc", "sc", "sc"]  # every answer once
+    assert sorted((c.attempt_id, c.question_id) for c in first.changed) == sorted(
+        [(ann, "sc"), (cal, "sc"), (ben, "sc"), (ann, "heads"), (ben, "heads")])
+    instructor = sign_in_instructor(app)
+    assert instructor.get(f"/instructor/banks/{BANK}").status_code == 200
+    assert len(counted_grading) == 10  # the differing ones are graded on each look until regraded: none kept
+    assert regrade(app).exit_code == 0  # raises ann's and cal's; keeps ben's two (they would go down)
+    marks = graded_as(app)
+    assert marks[(ann, "sc")] == marks[(cal, "sc")] == {current["sc"]} and marks[(ann, "heads")] == {current["heads"]}
+    assert marks[(ben, "sc")] != {current["sc"]}  # kept: still scored under the old key, and the page says so
+    counted_grading.clear()
+    again = page_check(app)
+    assert sorted(counted_grading) == ["heads", "sc"] and len(again.changed) == 2  # only ben's
+    assert regrade(app, "--allow-lower").exit_code == 0
+    counted_grading.clear()
+    assert page_check(app).changed == [] and counted_grading == []
+
+
+def test_the_bank_page_marks_answers_an_edit_left_unchanged(folder, tmp_path, counted_grading):
+    """A wording edit changes the version: the page grades those answers once, finds their scores unchanged and
+    marks them; an unchanged bank's page grades nothing at all."""
+    app = make_app(tmp_path)
+    ann = take(app, "b", heads_right=True)
+    assert page_check(app).checked == 0 and counted_grading == []
+    (folder / f"{BANK}.yaml").write_text((folder / f"{BANK}.yaml").read_text().replace("128 / 2 = 64.", "Half."))
+    edited = make_app(tmp_path)
+    assert page_check(edited).checked == 1 and counted_grading == ["sc"]
+    assert page_check(edited).checked == 0 and counted_grading == ["sc"]
+    assert scores(edited)[(ann, "sc")] == 0
 
 
 def test_allow_lower_also_lowers_and_dry_run_stores_nothing(classroom):
@@ -257,17 +335,19 @@ def test_a_name_that_names_nothing_is_a_clear_error(folder, tmp_path, args, mess
     assert result.exit_code == 2 and message in result.output
 
 
-def test_regrade_on_postgresql(postgres, folder, tmp_path):
+def test_regrade_on_postgresql(postgres, folder, tmp_path, counted_grading):
     url = postgres.create_database("regrade")
     app = make_app(tmp_path, url)
     ann = take(app, "b", heads_right=True, name="Ann")
     write_bank(folder, sc_key="b", divisor=2)
     fixed = make_app(tmp_path, url)
     try:
+        assert page_check(fixed).checked == 2 and len(counted_grading) == 2  # the bank page's query
         result = regrade(fixed)
         assert "2 answers checked; 2 changed, in 1 attempt(s)." in result.output, result.output
         assert totals(app) == {ann: 2}
         assert len(rows(app, regrades, attempt_id=ann)) == 2
+        assert page_check(fixed).checked == 0 and len(counted_grading) == 4  # the command's two, none after
     finally:
         for each in (app, fixed):
             each.extensions["db_engine"].dispose()

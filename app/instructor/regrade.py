@@ -23,8 +23,12 @@ from sqlalchemy import (
     Integer,
     String,
     Table,
+    bindparam,
+    case,
     insert,
+    literal,
     select,
+    tuple_,
     update,
 )
 from sqlalchemy.exc import SQLAlchemyError
@@ -33,7 +37,7 @@ from .. import db
 from ..bank.schema import Bank
 from ..bank.variants import VariantError, instantiate
 from ..errors import BadInput
-from ..grading import grade, parse_answer
+from ..grading import grade, key_version, parse_answer
 from ..lti import on_attempt_finished
 from ..lti import store as lti_store
 from ..web.progress import penalised
@@ -116,9 +120,24 @@ def _regraded(bank: Bank, question, seed: int, stored_tries: list) -> tuple[floa
     return penalised(bank, {number: score for number, (score, _) in graded.items()}), graded
 
 
+def _stale_pairs(bank: Bank, versions: dict[str, str]):
+    """(attempt, question) of every answer to `bank` with a try not scored under its question's current
+    key_version (`versions`, by question id): stored before graded_as existed, before an edit of the question or
+    of the bank's tries, or at a question the bank no longer has."""
+    current = case(versions, value=db.tries.c.question_id, else_=None) if versions else literal(None)
+    return (select(db.tries.c.attempt_id, db.tries.c.question_id).distinct()
+            .where(db.tries.c.bank_id == bank.id, db.tries.c.graded_as.is_distinct_from(current)))
+
+
 def regrade(bank: Bank, question_id: str | None = None, *, allow_lower: bool = False,
-            dry_run: bool = False) -> Regrade:
-    """Grade every stored answer to `bank` (or to one of its questions) again; store the changes unless dry_run."""
+            dry_run: bool = False, stale_only: bool = False) -> Regrade:
+    """Grade every stored answer to `bank` (or to one of its questions) again; store the changes unless dry_run.
+
+    Each answer the current key scores as stored, or whose change is stored, has its tries marked as scored
+    under the question's current key_version. stale_only (the bank page's check): grade again only the answers
+    not yet marked so, and mark those that keep their score even in a dry run (no score is stored), so that
+    each answer is graded once per version of its question, not on every look at the page."""
+    versions = {question.id: key_version(bank, question) for question in bank.questions}
     answers = (select(db.responses.c.id, db.responses.c.attempt_id, db.responses.c.question_id, db.responses.c.seed,
                       db.responses.c.score, db.attempts.c.display_name, db.attempts.c.finished_at,
                       lti_store.attempt_users.c.user_name)
@@ -129,7 +148,11 @@ def regrade(bank: Bank, question_id: str | None = None, *, allow_lower: bool = F
     if question_id is not None:
         answers = answers.where(db.responses.c.question_id == question_id)
         all_tries = all_tries.where(db.tries.c.question_id == question_id)
-    result, updates = Regrade(), []
+    if stale_only:
+        stale = _stale_pairs(bank, versions).subquery()
+        answers = answers.where(tuple_(db.responses.c.attempt_id, db.responses.c.question_id).in_(select(stale)))
+        all_tries = all_tries.where(tuple_(db.tries.c.attempt_id, db.tries.c.question_id).in_(select(stale)))
+    result, updates, checked = Regrade(), [], []
     with db.engine().begin() as connection:
         tries_of: dict[tuple[str, str], list] = {}
         for row in connection.execute(all_tries):
@@ -144,6 +167,7 @@ def regrade(bank: Bank, question_id: str | None = None, *, allow_lower: bool = F
                 continue
             new, graded = found
             if abs(new - row.score) <= SCORE_TOLERANCE:
+                checked.append({"a": row.attempt_id, "q": row.question_id, "v": versions[row.question_id]})
                 continue
             change = Change(row.attempt_id, _student(row), row.question_id, float(row.score), new,
                             row.finished_at is not None)
@@ -152,8 +176,10 @@ def regrade(bank: Bank, question_id: str | None = None, *, allow_lower: bool = F
                 continue
             result.changed.append(change)
             updates.append((row.id, change, graded))
+        if checked and (stale_only or not dry_run):
+            _mark(connection, checked)
         if not dry_run and updates:
-            _store(connection, bank, updates)
+            _store(connection, bank, updates, versions)
     if not dry_run:
         for attempt_id in result.finished_attempts:  # after the commit, so the grade sent is the new one
             if on_attempt_finished(attempt_id):
@@ -161,14 +187,22 @@ def regrade(bank: Bank, question_id: str | None = None, *, allow_lower: bool = F
     return result
 
 
-def _store(connection, bank: Bank, updates: list) -> None:
+def _mark(connection, checked: list[dict]) -> None:
+    """Mark the tries of each checked answer ({"a": attempt, "q": question, "v": version}) as scored under v."""
+    connection.execute(update(db.tries).where(db.tries.c.attempt_id == bindparam("a"),
+                                              db.tries.c.question_id == bindparam("q"))
+                       .values(graded_as=bindparam("v")), checked)
+
+
+def _store(connection, bank: Bank, updates: list, versions: dict[str, str]) -> None:
     moment = db.now()
     for response_id, change, graded in updates:
         connection.execute(update(db.responses).where(db.responses.c.id == response_id).values(score=change.new))
         for number, (score, misconception) in graded.items():
             connection.execute(update(db.tries).where(
                 db.tries.c.attempt_id == change.attempt_id, db.tries.c.question_id == change.question_id,
-                db.tries.c.try_number == number).values(score=score, misconception=misconception))
+                db.tries.c.try_number == number).values(score=score, misconception=misconception,
+                                                         graded_as=versions[change.question_id]))
         connection.execute(insert(regrades).values(
             regraded_at=moment, bank_id=bank.id, question_id=change.question_id, attempt_id=change.attempt_id,
             old_score=change.old, new_score=change.new))

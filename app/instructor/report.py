@@ -9,7 +9,7 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import Engine, case, func, select
 
@@ -32,8 +32,7 @@ class BankSummary:
     mean_fraction: float | None  # mean of total/max over finished attempts
 
 
-@dataclass(frozen=True)
-class Response:
+class Response(NamedTuple):  # a bank's report reads every one of them: a tuple is the cheapest record
     attempt_id: str
     question_id: str
     answer: Any  # decoded JSON, as stored
@@ -130,31 +129,35 @@ def load_responses(engine: Engine, bank_id: str, question_id: str | None = None)
                         responses.c.seed).where(responses.c.bank_id == bank_id).order_by(responses.c.id))
     if question_id is not None:
         statement = statement.where(responses.c.question_id == question_id)
+    decoded: dict[str, Any] = {}  # a class gives the same few answers: each is decoded once (read, never changed)
     with engine.connect() as connection:
-        return [Response(r.attempt_id, r.question_id, _decode(r.answer), float(r.score), r.seed)
+        return [Response(r.attempt_id, r.question_id,
+                         decoded[r.answer] if r.answer in decoded else decoded.setdefault(r.answer, _decode(r.answer)),
+                         float(r.score), r.seed)
                 for r in connection.execute(statement)]
 
 
 @dataclass
 class TryCounts:
     tries: int = 0
-    final_numbers: list[int] = field(default_factory=list)  # the try number of each final try
+    mean_tries: float | None = None  # the tries each final answer took, on average
     misconceptions: dict[str, int] = field(default_factory=dict)  # id -> tries that matched it
 
 
 def load_try_counts(engine: Engine, bank_id: str) -> dict[str, TryCounts]:
-    """Per question: tries stored, the tries each final answer took, and how often each misconception was hit."""
-    statement = (select(tries.c.question_id, tries.c.try_number, tries.c.final, tries.c.misconception)
-                 .where(tries.c.bank_id == bank_id))
+    """Per question: tries stored, the tries a final answer took on average, and how often each misconception was
+    hit (counted by the database: a bank's tries are many, their counts few)."""
+    of_bank = tries.c.bank_id == bank_id
+    per_question = (select(tries.c.question_id, func.count(), func.avg(case((tries.c.final, tries.c.try_number))))
+                    .where(of_bank).group_by(tries.c.question_id))
+    hits = (select(tries.c.question_id, tries.c.misconception, func.count())
+            .where(of_bank, tries.c.misconception.is_not(None)).group_by(tries.c.question_id, tries.c.misconception))
     counts: dict[str, TryCounts] = defaultdict(TryCounts)
     with engine.connect() as connection:
-        for row in connection.execute(statement):
-            found = counts[row.question_id]
-            found.tries += 1
-            if row.final:
-                found.final_numbers.append(row.try_number)
-            if row.misconception is not None:
-                found.misconceptions[row.misconception] = found.misconceptions.get(row.misconception, 0) + 1
+        for question_id, stored, mean in connection.execute(per_question):
+            counts[question_id].tries, counts[question_id].mean_tries = stored, None if mean is None else float(mean)
+        for question_id, misconception, count in connection.execute(hits):
+            counts[question_id].misconceptions[misconception] = count
     return counts
 
 
@@ -344,7 +347,7 @@ def bank_report(engine: Engine, bank: Bank) -> BankReport:
             upper_lower=stats.upper_lower_difference(item_scores, sample_totals),
             flags=stats.item_flags(facility, discrimination.value, len(given), len(sample)),
             answers=rows, other_answers=other, chart=answer_chart(number, question, rows, other, len(given)),
-            tries=counted.tries, mean_tries=stats.mean(counted.final_numbers),
+            tries=counted.tries, mean_tries=counted.mean_tries,
             misconceptions=misconception_rows(question, counted.misconceptions),
             by_value=facility_by_value(question, given)))
 

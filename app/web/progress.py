@@ -28,7 +28,7 @@ from .. import db
 from ..bank.schema import Bank, Question
 from ..bank.variants import MAX_SEED, PLACEHOLDER, has_params, instantiate
 from ..errors import AppError, BadInput, NotFound
-from ..grading import Answer, Grade, grade, parse_answer
+from ..grading import Answer, Grade, grade, key_version, parse_answer
 from ..lti import on_attempt_finished, with_settings
 from .limits import charge_attempt_start, session_map
 
@@ -274,7 +274,7 @@ def submit(attempt: Attempt, question: Question, answer: Answer, try_number: int
     _forget()
     stored = db.record_try(attempt.id, bank.id, question.id, number, answer, result.score, final=final,
                            final_score=final_score, seed=attempt.seed, misconception=misconception,
-                           question_ids=[q.id for q in attempt.questions])
+                           question_ids=[q.id for q in attempt.questions], graded_as=key_version(bank, question))
     if not stored:  # another tab or server stored this try number first
         raise AlreadyTried(f"Try {number} at this question was already stored; the first one stands.")
     if stored.finished:
