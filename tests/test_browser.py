@@ -274,6 +274,23 @@ def test_a_refused_control_is_marked_and_a_redraw_is_announced(browser, live_ser
     page.close()
 
 
+def test_a_rule_across_two_controls_marks_both_live(browser, live_server):
+    """num_heads = 3 is in its range but does not divide d_model: both controls are marked, described by the
+    sentence, and both are cleared by the next value that draws."""
+    page = _q5_answer_page(browser, live_server)
+    heads, width = page.locator("#visual-num_heads"), page.locator("#visual-d_model")
+    heads.fill("3")
+    _wait_until(page, "() => document.querySelector('.visual-error').textContent.includes('num_heads=3')")
+    status_id = page.locator(".visual-error").get_attribute("id")
+    for control in (heads, width):
+        assert control.get_attribute("aria-invalid") == "true"
+        assert status_id in control.get_attribute("aria-describedby").split()
+    heads.fill("4")
+    _wait_until(page, "() => document.querySelector('.visual-updated').textContent === 'Plot updated.'")
+    assert heads.get_attribute("aria-invalid") is None and width.get_attribute("aria-invalid") is None
+    page.close()
+
+
 def test_reset_after_a_refused_first_change_puts_the_questions_values_back(browser, live_server):
     """The first change refused, the page's address was still the plain one, and Reset only scrolled to the figure,
     leaving the refused value and its error."""

@@ -369,6 +369,34 @@ def control(html: str, control_id: str) -> str:
     return match.group(0)
 
 
+@pytest.mark.parametrize("kind, anchor, query, marked, sentence", [
+    ("multi-head", "multi-head", "num_heads=3&d_model=16", ("num_heads", "d_model"),
+     "num_heads=3 does not divide d_model=16"),
+    ("head-split", "head-split", "num_heads=3&d_model=64", ("num_heads", "d_model"),
+     "d_model=64 is not divisible by num_heads=3"),
+    ("long-range", "long-range", "distance=200&max_distance=100", ("distance", "max_distance"),
+     "distance (200) must be at most max_distance (100)"),
+    ("autoregressive-pixels", "autoregressive", "row=5&height=4", ("row", "height"), "pixel (row 5, col"),
+])
+def test_a_rule_across_two_fields_marks_both_and_says_its_sentence_once(client, kind, anchor, query, marked,
+                                                                         sentence):
+    """Without JavaScript: both values stay in their fields, marked and described by the one sentence above; the
+    JSON answer (what static/visual.js marks from) names both fields with it."""
+    page = client.get(f"/learn/attention?v={kind}&{query}")
+    html = page.get_data(as_text=True)
+    assert page.status_code == 400
+    status = re.search(rf'<p class="visual-error" id="{anchor}-status"[^>]*>([^<]*)</p>', html).group(1)
+    assert sentence in status and status.endswith("change the marked values to draw yours.")
+    for name in marked:
+        field = control(html, f"{anchor}-{name}")
+        assert 'aria-invalid="true"' in field and f"{anchor}-status" in re.search(
+            r'aria-describedby="([^"]*)"', field).group(1).split()
+    assert html.count(sentence) == 1
+    refused = client.get(f"/plots/{kind}.json?{query}")
+    fields = refused.get_json()["error"]["fields"]
+    assert refused.status_code == 400 and set(fields) == set(marked) and all(sentence in f for f in fields.values())
+
+
 def test_a_refused_value_stays_in_its_field_marked_with_its_message_and_the_figure_is_the_questions(client):
     page = client.get("/learn/attention?v=soft-lookup&temperature=99&queries=kitten+dog&keys=cat+tree")
     html = page.get_data(as_text=True)

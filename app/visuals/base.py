@@ -63,6 +63,15 @@ def chosen(choice: str) -> tuple[str, ...]:
     return tuple(part for part in choice.split(",") if part)
 
 
+class AcrossFields(ValueError):
+    """A rule across a kind's params broken (raised by its model validator); `fields` names the params the
+    sentence is about, so the page marks the controls that hold them (the sentence shows once, not beside each)."""
+
+    def __init__(self, message: str, *fields: str):
+        super().__init__(message)
+        self.fields = fields
+
+
 class VisualParams(BaseModel):
     """Base for a kind's parameters. Every field that sizes a computation must carry bounds (ge/le)."""
 

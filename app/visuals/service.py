@@ -32,11 +32,14 @@ class VisualInputError(ValueError):
     """Parameters a student or a URL supplied that cannot be used; the message says what to fix, and `fields`
     maps each param a sentence is about to that sentence (for marking the control that holds it)."""
 
-    def __init__(self, message: str, fields: dict[str, str] | None = None, unplaced: list[str] | None = None):
+    def __init__(self, message: str, fields: dict[str, str] | None = None, unplaced: list[str] | None = None,
+                 across: dict[str, str] | None = None):
         super().__init__(message)
         self.fields = fields or {}
         # The sentences that `fields` holds none of (a rule across fields, a second problem with one field).
         self.unplaced = [message] if fields is None and unplaced is None else (unplaced or [])
+        # Each param a rule across fields is about, to its sentence (one of `unplaced`): marked, not repeated.
+        self.across = across or {}
 
 
 class RenderGateFull(RuntimeError):
@@ -222,12 +225,18 @@ def parse_query(kind: VisualKind, args: Mapping[str, list[str]], base: dict | No
         problems = describe_validation_error(error)
         fields: dict[str, str] = {}
         unplaced: list[str] = []
-        for path, message in problems:  # path: ("params", name, ...), or ("params",) for a rule across fields
-            if len(path) > 1 and str(path[1]) not in fields:
-                fields[str(path[1])] = _sentence(message)
+        across: dict[str, str] = {}
+        for item, (path, message) in zip(error.errors(include_url=False), problems):
+            # path: ("params", name, ...), or ("params",) for a rule across fields (AcrossFields names them)
+            about = getattr(item.get("ctx", {}).get("error"), "fields", ()) if len(path) == 1 else ()
+            name = str(path[1]) if len(path) > 1 else about[0] if len(about) == 1 else None
+            if name is not None and name not in fields:
+                fields[name] = _sentence(message)
             else:
                 unplaced.append(_sentence(message))
-        raise VisualInputError(_sentence("; ".join(message for _, message in problems)), fields, unplaced) from None
+                across.update(dict.fromkeys((f for f in about if f not in across), _sentence(message)))
+        raise VisualInputError(_sentence("; ".join(message for _, message in problems)), fields, unplaced,
+                               across) from None
 
 
 def parse_variant(args: dict[str, list[str]]) -> tuple[int, str]:

@@ -49,7 +49,7 @@ def _kind_and_params(kind_name: str):
         params = parse_query(kind, args)
     except VisualInputError as error:
         charge_plot_render()
-        raise BadInput(str(error), fields=error.fields) from None
+        raise BadInput(str(error), fields={**error.across, **error.fields}) from None
     return kind, params, variant
 
 

@@ -64,6 +64,7 @@ class VisualView:
     retry_after: int | None = None  # with 429 and 503: the seconds after which asking again may work
     typed: Mapping[str, str] = field(default_factory=dict)  # with 400: what the student typed, by control
     invalid: Mapping[str, str] = field(default_factory=dict)  # with 400: what to fix, by control
+    across: frozenset[str] = frozenset()  # with 400: controls a rule across fields is about (its sentence: error)
     note: str | None = None  # why the student's prediction is not drawn on their own values
 
     @property
@@ -162,6 +163,7 @@ def visual_view(kind_name: str, base: Mapping | None, args: Mapping[str, list[st
     if answer is not None and question_type is not None:
         base_params = with_answer(kind, base_params, question_type, answer, key)
     params, error, status, retry_after, typed, invalid, note = base_params, None, 200, None, {}, {}, None
+    across: frozenset[str] = frozenset()
     if args.get("v") == [kind.name]:
         # The prediction is about the question's grid (its words, its head): on other words it is not drawn.
         prediction = {name: getattr(base_params, name) for name in kind.prediction_params}
@@ -180,11 +182,12 @@ def visual_view(kind_name: str, base: Mapping | None, args: Mapping[str, list[st
             controls = {control.name for control in kind.controls}
             typed = {name: values[0] for name, values in args.items() if name in controls and len(values) == 1}
             invalid = {name: message for name, message in problem.fields.items() if name in controls}
+            across = frozenset(name for name in problem.across if name in controls and name not in invalid)
             # A sentence about one control is shown beside it (and names the control's field): only the others
             # here, so that no sentence shows twice.
             elsewhere = [message for name, message in problem.fields.items() if name not in controls]
-            marked = (f": change the marked value{'s' if len(invalid) > 1 else ''} to draw yours"
-                      if invalid else "")
+            marking = len(invalid) + len(across)
+            marked = f": change the marked value{'s' if marking > 1 else ''} to draw yours" if marking else ""
             error = " ".join([*problem.unplaced, *elsewhere,
                               f"The plot shows the question's own values instead{marked}."])
             status = 400
@@ -213,5 +216,6 @@ def visual_view(kind_name: str, base: Mapping | None, args: Mapping[str, list[st
         retry_after=retry_after,
         typed=typed,
         invalid=invalid,
+        across=across,
         note=note,
     )

@@ -12,7 +12,7 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 from app.engine import causal_mask
 
 from .. import register
-from ..base import (NARROW_WIDTH, WIDTH, Control, OnOff, VisualKind, VisualParams, estimated_width,
+from ..base import (AcrossFields, NARROW_WIDTH, WIDTH, Control, OnOff, VisualKind, VisualParams, estimated_width,
                     line_height)
 from ..model import (CHARACTER_WORDS, CHARACTERS, FOCUSED_BELOW, NUM_HEADS, NUM_LAYERS, SHARE_MARK, HeadCharacters,
                      beside, characters, drawable, fits_the_model, font_sentence, run)
@@ -54,7 +54,10 @@ class AttentionPlaygroundParams(VisualParams):
         if self.model == "toy":
             check_heads_divide(self.num_heads, self.d_model, NUM_HEADS_MIN, NUM_HEADS_MAX)
         else:
-            fits_the_model(self.sentence)  # at most 64 WordPiece tokens, of text the tokenizer can read
+            try:
+                fits_the_model(self.sentence)  # at most 64 WordPiece tokens, of text the tokenizer can read
+            except ValueError as error:
+                raise AcrossFields(str(error), "sentence") from None
         return self
 
 

@@ -19,7 +19,7 @@ from pydantic import Field, model_validator
 from app.engine import causal_mask
 
 from .. import register
-from ..base import NARROW_WIDTH, WIDTH, Control, VisualKind, VisualParams, line_height
+from ..base import AcrossFields, NARROW_WIDTH, WIDTH, Control, VisualKind, VisualParams, line_height
 from ..words import plural
 
 MAX_SIDE = 16
@@ -40,8 +40,11 @@ class AutoregressivePixelsParams(VisualParams):
     @model_validator(mode="after")
     def _pixel_inside_image(self) -> AutoregressivePixelsParams:
         if self.row >= self.height or self.col >= self.width:
-            raise ValueError(f"pixel (row {self.row}, col {self.col}) lies outside the {self.height} × {self.width} "
-                             f"image: choose row from 0 to {self.height - 1} and col from 0 to {self.width - 1}")
+            outside = (("row", "height") if self.row >= self.height else ()) + (
+                ("col", "width") if self.col >= self.width else ())
+            raise AcrossFields(f"pixel (row {self.row}, col {self.col}) lies outside the {self.height} × "
+                               f"{self.width} image: choose row from 0 to {self.height - 1} and col from 0 to "
+                               f"{self.width - 1}", *outside)
         return self
 
 

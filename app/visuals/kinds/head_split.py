@@ -17,7 +17,7 @@ from pydantic import BeforeValidator, Field, model_validator
 from app.engine import MultiHeadAttention, split_heads
 
 from .. import register
-from ..base import NARROW_WIDTH, WIDTH, Control, VisualKind, VisualParams
+from ..base import AcrossFields, NARROW_WIDTH, WIDTH, Control, VisualKind, VisualParams
 from ..words import plural
 
 TOKENS = 4  # N: rows of the random input the engine runs on; the shapes hold for any N
@@ -74,7 +74,10 @@ class HeadSplitParams(VisualParams):
     @model_validator(mode="after")
     def _heads_divide_d_model(self) -> HeadSplitParams:
         # The engine's own check, so the sentence a student sees is the one the engine raises.
-        split_heads(np.zeros((1, self.d_model), dtype=np.int8), self.num_heads)
+        try:
+            split_heads(np.zeros((1, self.d_model), dtype=np.int8), self.num_heads)
+        except ValueError as error:
+            raise AcrossFields(str(error), "d_model", "num_heads") from None
         return self
 
 

@@ -15,7 +15,7 @@ from pydantic import Field, model_validator
 from app.engine import MultiHeadAttention
 
 from .. import register
-from ..base import NARROW_WIDTH, WIDTH, Control, VisualKind, VisualParams, chosen, option_choice
+from ..base import AcrossFields, NARROW_WIDTH, WIDTH, Control, VisualKind, VisualParams, chosen, option_choice
 from ..words import plural
 
 # Q2 (transformer-advantages): its option ids in the bank's order, and whether each is an advantage.
@@ -38,10 +38,8 @@ class LongRangeParams(VisualParams):
     @model_validator(mode="after")
     def _distance_fits(self) -> LongRangeParams:
         if self.distance > self.max_distance:
-            raise ValueError(
-                f"distance ({self.distance}) must be at most max_distance ({self.max_distance}): "
-                "lower the distance or raise max_distance"
-            )
+            raise AcrossFields(f"distance ({self.distance}) must be at most max_distance ({self.max_distance}): "
+                               "lower the distance or raise max_distance", "distance", "max_distance")
         return self
 
 

@@ -10,7 +10,7 @@ import numpy as np
 from pydantic import BeforeValidator, Field, model_validator
 
 from .. import register
-from ..base import NARROW_WIDTH, WIDTH, Control, VisualKind, VisualParams, line_height
+from ..base import AcrossFields, NARROW_WIDTH, WIDTH, Control, VisualKind, VisualParams, line_height
 from ..model import (CHARACTER_WORDS, CHARACTERS, DEFAULT_SENTENCE, FOCUSED_BELOW, MAX_TOKENS, NUM_HEADS, NUM_LAYERS,
                      SENTENCE_MAX_LENGTH, SHARE_MARK, HeadCharacters, ModelSentence, beside, font_sentence,
                      head_characters, run, top_keys)
@@ -65,7 +65,7 @@ class ModelHeadsParams(VisualParams):
     def _cells_of_one_head(self):
         if self.predicted_cells or self.answer_cells:
             if self.head == "all":
-                raise ValueError("a prediction is drawn on one head: choose a head from 1 to 12, not all")
+                raise AcrossFields("a prediction is drawn on one head: choose a head from 1 to 12, not all", "head")
             n = len(run(self.sentence).tokens)
             for name in ("predicted_cells", "answer_cells"):
                 check_in_grid(name, getattr(self, name), n, n, "query tokens", "key tokens")

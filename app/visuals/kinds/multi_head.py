@@ -9,7 +9,7 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from .. import register
-from ..base import NARROW_WIDTH, WIDTH, Control, Sentence, VisualKind, VisualParams, option_choice
+from ..base import AcrossFields, NARROW_WIDTH, WIDTH, Control, Sentence, VisualKind, VisualParams, option_choice
 from ..toy import (ARGUMENT_CATEGORIES, FEATURE_NAMES, MAX_TOKENS, ROLE_STRENGTH, SIDE_COLUMN, first_verb, lookup,
                    one_head_for_both, relation_heads, subject_object_inputs, tokenize, unknown_words)
 from ..words import format_temperature, quoted_list, unknown_words_sentence
@@ -23,9 +23,9 @@ TEMPERATURE_CONTROL = Control("temperature", "Softmax temperature (lower = sharp
 def check_heads_divide(num_heads: int, d_model: int, low: int, high: int) -> None:
     if d_model % num_heads:
         divisors = [h for h in range(low, high + 1) if d_model % h == 0]
-        raise ValueError(
+        raise AcrossFields(
             f"num_heads={num_heads} does not divide d_model={d_model}: each head gets d_model / num_heads "
-            f"features, so choose num_heads from {', '.join(map(str, divisors))} or change d_model"
+            f"features, so choose num_heads from {', '.join(map(str, divisors))} or change d_model", "num_heads", "d_model"
         )
 
 

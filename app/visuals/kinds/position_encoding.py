@@ -14,7 +14,7 @@ from pydantic import Field, model_validator
 from app.engine import sinusoidal_positional_encoding
 
 from .. import register
-from ..base import NARROW_WIDTH, WIDTH, Control, VisualKind, VisualParams, chosen, option_choice
+from ..base import AcrossFields, NARROW_WIDTH, WIDTH, Control, VisualKind, VisualParams, chosen, option_choice
 from ..words import format_small, plural
 
 # Q7's options (quizzes/attention-transformers.yaml), all three correct, and the panel that shows each.
@@ -37,11 +37,11 @@ class PositionEncodingParams(VisualParams):
     @model_validator(mode="after")
     def _consistent(self) -> PositionEncodingParams:
         if self.d_model % 2:
-            raise ValueError(f"d_model must be even, got {self.d_model}: each frequency needs a sine and a cosine "
-                             "column, which is what makes PE(p)·PE(p+k) depend only on k")
+            raise AcrossFields(f"d_model must be even, got {self.d_model}: each frequency needs a sine and a cosine "
+                               "column, which is what makes PE(p)·PE(p+k) depend only on k", "d_model")
         if self.train_length > self.length:
-            raise ValueError(f"train_length ({self.train_length}) must be at most length ({self.length}): "
-                             "lower the training length or show more positions")
+            raise AcrossFields(f"train_length ({self.train_length}) must be at most length ({self.length}): "
+                               "lower the training length or show more positions", "train_length", "length")
         return self
 
 

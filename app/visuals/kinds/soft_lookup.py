@@ -20,7 +20,8 @@ from app.engine import hard_attention
 from app.engine.attention import attend
 
 from .. import register
-from ..base import NARROW_WIDTH, WIDTH, Control, VisualKind, VisualParams, estimated_width, line_height, option_choice
+from ..base import (AcrossFields, NARROW_WIDTH, WIDTH, Control, VisualKind, VisualParams, estimated_width, line_height,
+                    option_choice)
 from ..predictions import Cells, CellsParam, NumberParam, cells_comparison, cells_of, check_in_grid
 from ..toy import FEATURE_COUNT, FEATURE_INDEX, embed, tokenize, unknown_words
 from ..words import format_temperature, quoted_list
@@ -76,10 +77,11 @@ class SoftLookupParams(VisualParams):
         for name in ("predicted_cells", "answer_cells", "weight_cell"):
             check_in_grid(name, getattr(self, name), rows, cols)
         if len(cells_of(self.weight_cell)) > 1:
-            raise ValueError("weight_cell names one cell, row,col")
+            raise AcrossFields("weight_cell names one cell, row,col", "weight_cell")
         if self.predicted_weight and not self.weight_cell:
-            raise ValueError("predicted_weight needs weight_cell: the cell row,col of panel 3 (the soft weights, "
-                             "rows queries, columns keys, from 0) whose weight the question asks for")
+            raise AcrossFields("predicted_weight needs weight_cell: the cell row,col of panel 3 (the soft weights, "
+                               "rows queries, columns keys, from 0) whose weight the question asks for",
+                               "predicted_weight", "weight_cell")
         return self
 
 
