@@ -391,11 +391,11 @@ def section(results: dict) -> list[str]:
     return lines
 
 
-def write_section(lines: list[str], out: Path) -> None:
-    """Replace the doc's "Hostile load" section (up to the next "## " heading), or add it at the end."""
+def write_section(lines: list[str], out: Path, heading: str = "Hostile load") -> None:
+    """Replace the doc's section under "## heading" (up to the next "## " heading), or add it at the end."""
     text = out.read_text() if out.exists() else "# Benchmarks\n"
     block = "\n".join(lines).rstrip() + "\n"
-    start = text.find("\n## Hostile load\n")
+    start = text.find(f"\n## {heading}\n")
     if start < 0:
         text = text.rstrip() + "\n\n" + block
     else:
