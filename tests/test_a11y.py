@@ -267,6 +267,7 @@ def test_instructor_pages_have_no_serious_violations(a11y_server, page, axe_resu
     check_page(page, "instructor dashboard", axe_results)
     for name, path in {
         "instructor bank report": f"/instructor/banks/{SEED_BANK}",
+        "instructor regrade page": f"/instructor/banks/{SEED_BANK}/regrade",
         "instructor preview index": "/instructor/preview/",
         "instructor preview question": f"/instructor/preview/{SEED_BANK}/multi-head-subspaces",
         "instructor preview variant": f"/instructor/preview/{PRACTICE_BANK}/head-dimension-variant?seed=7",

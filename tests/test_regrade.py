@@ -158,6 +158,7 @@ def test_the_report_says_which_answers_keep_a_score_from_an_earlier_key(classroo
     assert before["sc"].startswith("3 answers keep scores given under an earlier key")
     assert before["heads"].startswith("2 answers keep scores")
     assert f"flask --app app regrade {BANK} --question sc --dry-run" in before["sc"]
+    assert f'<a href="/instructor/banks/{BANK}/regrade?question=sc">Review them and apply' in before["sc"]
     assert regrade(app).exit_code == 0  # raises 3 scores; ben's two higher ones are kept
     after = notes()
     assert set(after) == {"sc", "heads"}
@@ -246,6 +247,68 @@ def test_the_bank_page_marks_answers_an_edit_left_unchanged(folder, tmp_path, co
     assert page_check(edited).checked == 1 and counted_grading == ["sc"]
     assert page_check(edited).checked == 0 and counted_grading == ["sc"]
     assert scores(edited)[(ann, "sc")] == 0
+
+
+def test_the_regrade_page_lists_the_changes_and_applies_them_keeping_lower_scores(classroom):
+    """The web's regrade, for an instructor with no shell: the page lists what the current key changes (storing
+    nothing), and its form applies it as `flask regrade` does, keeping the lower scores unless told otherwise."""
+    app, ann, ben, cal = classroom
+    instructor = sign_in_instructor(app)
+    before = scores(app)
+    page = instructor.get(f"/instructor/banks/{BANK}/regrade")
+    html = " ".join(page.get_data(as_text=True).split())
+    assert page.status_code == 200 and scores(app) == before  # a preview stores no score
+    assert "5 scores would change" in html and "3 raised, 2 lowered, in 3 attempts." in html
+    assert re.search(r"<td>Ann</td><td class=\"number\">0</td> <td class=\"number\">1 "
+                     r"<span class=\"meta\">\(raised\)</span></td> <td>sc</td>", html)
+    assert re.search(rf"<td>Cal</td>.*?<code>{cal}</code> <span class=\"meta\">\(unfinished\)</span>", html)
+    token = re.search(r'name="csrf_token" value="([^"]+)"', html).group(1)
+    assert instructor.post(f"/instructor/banks/{BANK}/regrade", data={"lower": "keep"}).status_code == 400  # CSRF
+    done = instructor.post(f"/instructor/banks/{BANK}/regrade", data={"csrf_token": token, "lower": "keep"})
+    assert done.status_code == 303 and done.headers["Location"].endswith(f"/instructor/banks/{BANK}")
+    report = " ".join(instructor.get(done.headers["Location"]).get_data(as_text=True).split())
+    assert ("The current key was applied: 3 scores changed in 2 attempts (3 raised, 0 lowered). 2 scores it marks "
+            "lower were kept.") in report
+    assert scores(app)[(ann, "sc")] == scores(app)[(ann, "heads")] == scores(app)[(cal, "sc")] == 1
+    assert scores(app)[(ben, "sc")] == 1 and totals(app)[ann] == 2  # ben's kept; ann's total follows
+    assert len(rows(app, regrades)) == 3
+    # The kept ones are still listed; lowering them is a choice on the form.
+    only_sc = " ".join(instructor.get(f"/instructor/banks/{BANK}/regrade?question=sc").get_data(as_text=True).split())
+    assert "1 score would change" in only_sc and 'id="lower-lower"' in only_sc
+    lowered = instructor.post(f"/instructor/banks/{BANK}/regrade",
+                              data={"csrf_token": token, "lower": "lower", "question": "sc"})
+    assert "1 score changed in 1 attempt (0 raised, 1 lowered)." in " ".join(
+        instructor.get(lowered.headers["Location"]).get_data(as_text=True).split())
+    assert scores(app)[(ben, "sc")] == 0 and scores(app)[(ben, "heads")] == 1
+
+
+@pytest.mark.parametrize("data, message", [
+    ({"question": "zz"}, "This bank has no question &#39;zz&#39;"),
+    ({"lower": "maybe"}, "Choose whether scores the current key marks lower are kept or lowered."),
+])
+def test_a_tampered_regrade_form_is_refused_with_a_sentence(classroom, data, message):
+    app, *_ = classroom
+    instructor = sign_in_instructor(app)
+    html = instructor.get(f"/instructor/banks/{BANK}/regrade").get_data(as_text=True)
+    token = re.search(r'name="csrf_token" value="([^"]+)"', html).group(1)
+    before = scores(app)
+    refused = instructor.post(f"/instructor/banks/{BANK}/regrade", data={"csrf_token": token, **data})
+    assert refused.status_code == 400 and message in refused.get_data(as_text=True) and scores(app) == before
+
+
+def test_the_regrade_page_is_for_instructors_only(classroom):
+    app, *_ = classroom
+    visitor = app.test_client()
+    assert visitor.get(f"/instructor/banks/{BANK}/regrade").status_code == 303  # to the sign-in page
+    assert visitor.post(f"/instructor/banks/{BANK}/regrade", data={"lower": "lower"}).status_code in (400, 401)
+
+
+def test_with_nothing_to_apply_the_regrade_page_says_so_and_offers_no_form(folder, tmp_path):
+    app = make_app(tmp_path)
+    take(app, "a", heads_right=False)
+    html = " ".join(sign_in_instructor(app).get(f"/instructor/banks/{BANK}/regrade").get_data(as_text=True).split())
+    assert "already has the score the current key gives: there is nothing to apply." in html
+    assert "regrade-apply" not in html
 
 
 def test_allow_lower_also_lowers_and_dry_run_stores_nothing(classroom):

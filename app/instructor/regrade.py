@@ -217,6 +217,28 @@ def _store(connection, bank: Bank, updates: list, versions: dict[str, str]) -> N
                            .values(total_score=db.attempts.c.total_score + delta))
 
 
+def _count(number: int, one: str, many: str) -> str:
+    return f"{number} {one if number == 1 else many}"
+
+
+def summary(result: Regrade) -> str:
+    """What an applied regrade did, for the bank page."""
+    raised = sum(1 for change in result.changed if change.new > change.old)
+    lowered = len(result.changed) - raised
+    parts = [f"The current key was applied: {_count(len(result.changed), 'score', 'scores')} changed"
+             + (f" in {_count(len(result.attempts), 'attempt', 'attempts')} ({raised} raised, {lowered} lowered)."
+                if result.changed else ".")]
+    if result.kept:
+        parts.append(f"{_count(len(result.kept), 'score it marks lower was', 'scores it marks lower were')} kept.")
+    if result.unusable:
+        parts.append(_count(len(result.unusable), "answer no longer fits its question and keeps its score.",
+                            "answers no longer fit their questions and keep their scores."))
+    if result.sent:
+        parts.append(f"{_count(len(result.sent), 'LMS grade was', 'LMS grades were')} queued and sent to the grade "
+                     "book; one the platform does not take stays queued for `flask --app app lti send-grades`.")
+    return " ".join(parts)
+
+
 def format_score(value: float) -> str:
     return f"{value:.6g}"
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections import Counter
 from datetime import datetime, timezone
 
-from flask import (Blueprint, Response, current_app, redirect, render_template, request, stream_with_context,
-                   url_for)
+from flask import (Blueprint, Response, current_app, flash, redirect, render_template, request,
+                   stream_with_context, url_for)
 
 from ..authoring.cli import app_renderer
 from ..authoring.export import FORMATS, MATH_MODES, VISUAL_PLACEMENTS, export_bank
@@ -27,7 +27,8 @@ bp = Blueprint("instructor", __name__, url_prefix="/instructor")
 OPEN_ENDPOINTS = {"instructor.login"}
 # GET pages that send a signed-out visitor to the sign-in page; every other route answers 401.
 HTML_PAGES = {"instructor.dashboard", "instructor.bank", "instructor.preview_index", "instructor.preview_bank",
-              "instructor.preview_question", "instructor.export_page"}
+              "instructor.preview_question", "instructor.export_page", "instructor.regrade_page"}
+REGRADE_ROWS = 200  # changes listed on the regrade page; the rest are counted (the command lists them all)
 
 
 class SignInRequired(AppError):
@@ -108,6 +109,39 @@ def bank(bank_id: str):
     return render_template("instructor/bank.html", report=report.bank_report(_engine(), bank_),
                            min_attempts=report.stats.MIN_ATTEMPTS,
                            min_flag_sample=report.stats.MIN_FLAG_SAMPLE, differs=differs, unusable=unusable)
+
+
+def _regraded_question(bank_, values) -> str | None:
+    """The question a regrade is limited to (`question`: one of the bank's ids), or None for the whole bank."""
+    question_id = values.get("question") or None
+    if question_id is not None and bank_.question(question_id) is None:
+        raise BadInput(f"This bank has no question {question_id[:64]!r}; regrade the whole bank or one of its "
+                       f"questions: {', '.join(q.id for q in bank_.questions)}.")
+    return question_id
+
+
+@bp.get("/banks/<bank_id>/regrade")
+def regrade_page(bank_id: str):
+    """What applying the current key would change (no score is stored), and the form that applies it."""
+    bank_ = banks().get(bank_id)
+    question_id = _regraded_question(bank_, request.args)
+    pending = regrade.regrade(bank_, question_id, dry_run=True, allow_lower=True, stale_only=True)
+    raised = [change for change in pending.changed if change.new > change.old]
+    return render_template("instructor/regrade.html", bank=bank_, question_id=question_id, pending=pending,
+                           raised=len(raised), lowered=len(pending.changed) - len(raised), rows=REGRADE_ROWS,
+                           format_score=regrade.format_score)
+
+
+@bp.post("/banks/<bank_id>/regrade")
+def regrade_apply(bank_id: str):
+    """Apply the current key to the stored answers, as `flask regrade` does; back to the bank's report."""
+    bank_ = banks().get(bank_id)
+    question_id = _regraded_question(bank_, request.form)
+    if request.form.get("lower", "keep") not in ("keep", "lower"):
+        raise BadInput("Choose whether scores the current key marks lower are kept or lowered.")
+    done = regrade.regrade(bank_, question_id, allow_lower=request.form.get("lower") == "lower", stale_only=True)
+    flash(regrade.summary(done))
+    return redirect(url_for(".bank", bank_id=bank_.id), 303)
 
 
 def _png(chart: CountChart | None) -> Response:
