@@ -311,6 +311,28 @@ def test_with_nothing_to_apply_the_regrade_page_says_so_and_offers_no_form(folde
     assert "regrade-apply" not in html
 
 
+def test_two_regrades_at_once_apply_each_change_once(classroom, monkeypatch):
+    """A second click on Apply (or another instructor, or the command) read the same scores before the first one
+    stored its changes: each change is stored once, and each attempt's total moves by its difference once."""
+    from app.instructor import regrade as module
+
+    app, ann, ben, cal = classroom
+    bank = app.extensions["banks"].banks[BANK]
+    first_store = module._store
+
+    def other_regrade_first(connection, *args):  # the other regrade commits between this one's read and write
+        monkeypatch.setattr(module, "_store", first_store)
+        with app.app_context():
+            assert len(module.regrade(bank, allow_lower=True).changed) == 5
+        return first_store(connection, *args)
+
+    monkeypatch.setattr(module, "_store", other_regrade_first)
+    with app.app_context():
+        late = module.regrade(bank, allow_lower=True)
+    assert late.changed == [] and len(rows(app, regrades)) == 5
+    assert totals(app) == {ann: 2, ben: 0, cal: None}
+
+
 def test_allow_lower_also_lowers_and_dry_run_stores_nothing(classroom):
     app, ann, ben, cal = classroom
     before, before_totals = scores(app), totals(app)

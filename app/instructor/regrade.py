@@ -179,7 +179,8 @@ def regrade(bank: Bank, question_id: str | None = None, *, allow_lower: bool = F
         if checked and (stale_only or not dry_run):
             _mark(connection, checked)
         if not dry_run and updates:
-            _store(connection, bank, updates, versions)
+            stored = _store(connection, bank, updates, versions)
+            result.changed = [change for change in result.changed if change in stored]
     if not dry_run:
         for attempt_id in result.finished_attempts:  # after the commit, so the grade sent is the new one
             if on_attempt_finished(attempt_id):
@@ -194,10 +195,17 @@ def _mark(connection, checked: list[dict]) -> None:
                        .values(graded_as=bindparam("v")), checked)
 
 
-def _store(connection, bank: Bank, updates: list, versions: dict[str, str]) -> None:
-    moment = db.now()
+def _store(connection, bank: Bank, updates: list, versions: dict[str, str]) -> list[Change]:
+    """Store each change whose answer still has the score it was read with, and return those: a regrade running at
+    the same moment (a second click, another instructor, the command) has stored the others, and applying one
+    twice would add its difference to the attempt's total twice."""
+    moment, stored = db.now(), []
     for response_id, change, graded in updates:
-        connection.execute(update(db.responses).where(db.responses.c.id == response_id).values(score=change.new))
+        if connection.execute(update(db.responses).where(db.responses.c.id == response_id,
+                                                         db.responses.c.score == change.old)
+                              .values(score=change.new)).rowcount != 1:
+            continue
+        stored.append(change)
         for number, (score, misconception) in graded.items():
             connection.execute(update(db.tries).where(
                 db.tries.c.attempt_id == change.attempt_id, db.tries.c.question_id == change.question_id,
@@ -207,7 +215,7 @@ def _store(connection, bank: Bank, updates: list, versions: dict[str, str]) -> N
             regraded_at=moment, bank_id=bank.id, question_id=change.question_id, attempt_id=change.attempt_id,
             old_score=change.old, new_score=change.new))
     deltas: dict[str, float] = {}
-    for _, change, _ in updates:
+    for change in stored:
         deltas[change.attempt_id] = deltas.get(change.attempt_id, 0.0) + change.new - change.old
     for attempt_id, delta in deltas.items():
         # Each answer's change, not a new sum: the total holds only the answers to the questions the attempt had
@@ -215,6 +223,7 @@ def _store(connection, bank: Bank, updates: list, versions: dict[str, str]) -> N
         connection.execute(update(db.attempts).where(db.attempts.c.id == attempt_id,
                                                      db.attempts.c.finished_at.is_not(None))
                            .values(total_score=db.attempts.c.total_score + delta))
+    return stored
 
 
 def _count(number: int, one: str, many: str) -> str:
