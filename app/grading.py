@@ -25,8 +25,9 @@ MAX_ENTRIES = MAX_GRID_SIDE * MAX_GRID_SIDE  # numbers in a matrix answer, cells
 PASTE_SEPARATORS = re.compile(r"[\s,;\[\]]+")  # a row pasted in the first cell: "0.67 0.24 0.09", "[1, 2; 3, 4]"
 THOUSANDS = re.compile(r"-?\d{1,3}(,\d{3})+(\.\d*)?")  # 4,194,304 and 33,554,432.5
 
-# Raise it when a release scores a stored answer differently (grade(), parse_answer or the try_again penalty):
-# every stored answer's key_version then differs, and the bank pages check each answer once more.
+# Raise it when a release scores a stored answer differently (grade(), parse_answer, the try_again penalty, or a
+# key's value: the variant and expression code in app/bank, a NumPy upgrade that moves a computed key): every
+# stored answer's key_version then differs, and the bank pages check each answer once more.
 GRADING_RULES = 1
 
 

@@ -60,6 +60,17 @@
       else element.removeAttribute("aria-describedby");
     }
 
+    // Marks of a value refused before (by this script, or on the page without JS): the next answer replaces them.
+    function clearMarks() {
+      Array.prototype.forEach.call(form.querySelectorAll("[aria-invalid]"), function (element) {
+        element.removeAttribute("aria-invalid");
+        describe(element, status.id, false);
+      });
+      Array.prototype.forEach.call(form.querySelectorAll(".field-error"), function (element) {
+        element.textContent = "";
+      });
+    }
+
     function update() {
       var request = ++latest;
       var query = params();
@@ -72,6 +83,7 @@
           if (request !== latest) return; // a newer change is on its way
           if (!result.ok) {
             var error = result.body.error || {};
+            clearMarks();
             status.textContent = error.message || "That value cannot be plotted.";
             section.classList.add("has-error");
             if (updated) updated.textContent = "";
@@ -101,15 +113,8 @@
           if (caption && body.caption) caption.textContent = body.caption;
           status.textContent = "";
           section.classList.remove("has-error");
-          // A value refused before (by this script, or on the page without JS) is gone now.
-          Array.prototype.forEach.call(form.querySelectorAll("[aria-invalid]"), function (element) {
-            element.removeAttribute("aria-invalid");
-            describe(element, status.id, false);
-          });
+          clearMarks();
           if (updated) updated.textContent = "Plot updated.";
-          Array.prototype.forEach.call(form.querySelectorAll(".field-error"), function (element) {
-            element.textContent = "";
-          });
           var page = new URL(window.location.href);
           page.search = "?" + pageQuery(query).toString();
           page.hash = section.id;

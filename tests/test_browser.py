@@ -285,6 +285,11 @@ def test_a_rule_across_two_controls_marks_both_live(browser, live_server):
     for control in (heads, width):
         assert control.get_attribute("aria-invalid") == "true"
         assert status_id in control.get_attribute("aria-describedby").split()
+    width.fill("99999")  # now only d_model is wrong (past its bound): num_heads's mark goes
+    _wait_until(page, "() => !document.querySelector('.visual-error').textContent.includes('num_heads=3')")
+    assert width.get_attribute("aria-invalid") == "true" and heads.get_attribute("aria-invalid") is None
+    assert status_id not in (heads.get_attribute("aria-describedby") or "").split()
+    width.fill("128")
     heads.fill("4")
     _wait_until(page, "() => document.querySelector('.visual-updated').textContent === 'Plot updated.'")
     assert heads.get_attribute("aria-invalid") is None and width.get_attribute("aria-invalid") is None

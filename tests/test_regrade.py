@@ -197,6 +197,12 @@ def counted_grading(monkeypatch):
     return calls
 
 
+def app_folder(app):
+    from pathlib import Path
+
+    return Path(app.config["QUIZ_DIR"])
+
+
 def page_check(app):
     """The bank page's pending regrade, as its view computes it."""
     from app.instructor.regrade import regrade as run
@@ -309,6 +315,68 @@ def test_with_nothing_to_apply_the_regrade_page_says_so_and_offers_no_form(folde
     html = " ".join(sign_in_instructor(app).get(f"/instructor/banks/{BANK}/regrade").get_data(as_text=True).split())
     assert "already has the score the current key gives: there is nothing to apply." in html
     assert "regrade-apply" not in html
+
+
+def test_a_look_cut_short_keeps_the_marks_it_made_and_the_next_goes_on(classroom, monkeypatch, counted_grading):
+    """Answers are checked a chunk at a time, each in its own transaction: a worker's timeout in the middle of a
+    first look (a big bank after an upgrade) loses only the chunk it was in."""
+    from app.instructor import regrade as module
+
+    app, *_ = classroom
+    monkeypatch.setattr(module, "CHUNK", 2)
+    write_bank(app_folder(app), sc_key="a", divisor=4)  # the key as the answers were scored: every score stands
+    app = make_app(app_folder(app).parent)
+    with app.extensions["db_engine"].begin() as connection:
+        connection.execute(db.tries.update().values(graded_as=None))  # as a database from before schema 4
+
+    real = module._regraded
+    def timeout_on_the_fourth(*args):
+        if len(counted_grading) >= 3:
+            raise TimeoutError("the worker's time is up")
+        return real(*args)
+
+    monkeypatch.setattr(module, "_regraded", timeout_on_the_fourth)
+    with pytest.raises(TimeoutError):
+        page_check(app)
+    assert sum(None not in marks for marks in graded_as(app).values()) == 2  # the first chunk's two answers
+    monkeypatch.setattr(module, "_regraded", real)
+    counted_grading.clear()
+    assert page_check(app).checked == 3 and len(counted_grading) == 3  # the other three, once each
+    assert page_check(app).checked == 0
+
+
+def test_the_check_brings_each_try_up_to_the_current_key_when_the_score_stands(folder, tmp_path):
+    """try_again: 32, then 64 (0.5). A misconception added for 32 later leaves the score, but try 1 now matches it:
+    the check records that, so the report counts it, rather than marking the old try as current."""
+    misconception = ("\n    misconceptions:\n      - id: d-over-4\n        answer: d_model / 4\n"
+                     "        feedback: That is d_model over 4.")
+    write_bank(folder, divisor=2, header=TRY_AGAIN)
+    app = make_app(tmp_path)
+    student = app.test_client()
+    d_model = d_model_shown(student)
+    for value in (d_model // 4, d_model // 2):
+        page = student.get(f"/quiz/{BANK}/heads").get_data(as_text=True)
+        token = re.search(r'name="csrf_token" value="([^"]+)"', page).group(1)
+        number = re.search(r'name="try" value="(\d+)"', page).group(1)
+        student.post(f"/quiz/{BANK}/heads", data={"csrf_token": token, "answer": str(value), "try": number})
+    (folder / f"{BANK}.yaml").write_text((folder / f"{BANK}.yaml").read_text().replace(
+        "    explanation: d_model over the number of heads.",
+        "    explanation: d_model over the number of heads." + misconception))
+    fixed = make_app(tmp_path)
+    assert scores(fixed) == {(next(iter(scores(fixed)))[0], "heads"): 0.5}
+    assert page_check(fixed).changed == []
+    assert {(r.try_number, r.misconception) for r in rows(fixed, db.tries, question_id="heads")} == {
+        (1, "d-over-4"), (2, None)}
+    assert page_check(fixed).checked == 0
+
+
+def test_answers_to_a_removed_question_are_not_checked_on_the_page(classroom, counted_grading):
+    app, *_ = classroom
+    folder = app_folder(app)
+    (folder / f"{BANK}.yaml").write_text((folder / f"{BANK}.yaml").read_text().split("  - id: heads")[0])
+    app = make_app(folder.parent)
+    assert page_check(app).checked == 3 and sorted(counted_grading) == ["sc", "sc", "sc"]
+    assert "the question is no longer in the bank" in regrade(app, "--dry-run").output  # the command says so
 
 
 def test_two_regrades_at_once_apply_each_change_once(classroom, monkeypatch):
