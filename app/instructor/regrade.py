@@ -25,10 +25,8 @@ from sqlalchemy import (
     Table,
     bindparam,
     case,
-    exists,
     insert,
     select,
-    tuple_,
     update,
 )
 from sqlalchemy.exc import SQLAlchemyError
@@ -121,27 +119,16 @@ def _regraded(bank: Bank, question, seed: int, stored_tries: list) -> tuple[floa
     return penalised(bank, {number: score for number, (score, _) in graded.items()}), graded
 
 
-def _stale(versions: dict[str, str]):
-    """Whether the answer (a responses row) has a try not scored under its question's current key_version
+def _stale_pairs(connection, bank: Bank, versions: dict[str, str], question_id: str | None) -> set[tuple[str, str]]:
+    """(attempt, question) of each answer with a try not scored under its question's current key_version
     (`versions`, by question id): stored before graded_as existed, or before an edit of the question or of the
     bank's tries. An answer to a question the bank no longer has is never stale: there is no key to check it by."""
-    current = case(versions, value=db.tries.c.question_id)
-    return (db.responses.c.question_id.in_(list(versions))
-            & exists().where(db.tries.c.attempt_id == db.responses.c.attempt_id,
-                             db.tries.c.question_id == db.responses.c.question_id,
-                             db.tries.c.graded_as.is_distinct_from(current)))
-
-
-def _any_stale(bank: Bank, versions: dict[str, str], question_id: str | None) -> bool:
-    """Whether any try at the bank's questions (or at one) was scored under another version than the current."""
-    stale = (select(db.tries.c.id).where(db.tries.c.bank_id == bank.id, db.tries.c.question_id.in_(list(versions)),
-                                         db.tries.c.graded_as.is_distinct_from(case(versions,
-                                                                                    value=db.tries.c.question_id)))
-             .limit(1))
+    stale = (select(db.tries.c.attempt_id, db.tries.c.question_id).distinct()
+             .where(db.tries.c.bank_id == bank.id, db.tries.c.question_id.in_(list(versions)),
+                    db.tries.c.graded_as.is_distinct_from(case(versions, value=db.tries.c.question_id))))
     if question_id is not None:
         stale = stale.where(db.tries.c.question_id == question_id)
-    with db.engine().connect() as connection:
-        return connection.execute(stale).first() is not None
+    return {(row.attempt_id, row.question_id) for row in connection.execute(stale)}
 
 
 def regrade(bank: Bank, question_id: str | None = None, *, allow_lower: bool = False,
@@ -155,33 +142,36 @@ def regrade(bank: Bank, question_id: str | None = None, *, allow_lower: bool = F
     version of its question, not on every look at the page. The answers are taken CHUNK at a time, each chunk in
     its own transaction: a look cut short (a worker's timeout) keeps the marks it made, and the next goes on."""
     versions = {question.id: key_version(bank, question) for question in bank.questions}
+    of_bank = [db.responses.c.bank_id == bank.id] + (
+        [db.responses.c.question_id == question_id] if question_id is not None else [])
+    with db.engine().connect() as connection:
+        stale = _stale_pairs(connection, bank, versions, question_id) if stale_only else None
+        ids = [] if stale == set() else [  # an unchanged bank's page reads no answer at all
+            row.id for row in connection.execute(select(db.responses.c.id, db.responses.c.attempt_id,
+                                                        db.responses.c.question_id).where(*of_bank)
+                                                 .order_by(db.responses.c.id))
+            if stale is None or (row.attempt_id, row.question_id) in stale]
     answers = (select(db.responses.c.id, db.responses.c.attempt_id, db.responses.c.question_id, db.responses.c.seed,
                       db.responses.c.score, db.attempts.c.display_name, db.attempts.c.finished_at,
                       lti_store.attempt_users.c.user_name)
                .join(db.attempts, db.attempts.c.id == db.responses.c.attempt_id)
                .outerjoin(lti_store.attempt_users, lti_store.attempt_users.c.attempt_id == db.responses.c.attempt_id)
-               .where(db.responses.c.bank_id == bank.id).order_by(db.responses.c.id).limit(CHUNK))
-    if question_id is not None:
-        answers = answers.where(db.responses.c.question_id == question_id)
-    result, last = Regrade(), 0
-    if stale_only:
-        answers = answers.where(_stale(versions))
-        if not _any_stale(bank, versions, question_id):  # an unchanged bank: one look at the tries (measured 10× less)
-            return result
-    while True:
-        chunk = answers.where(db.responses.c.id > last)
+               .order_by(db.responses.c.id))
+    result = Regrade()
+    for start in range(0, len(ids), CHUNK):  # at most CHUNK values in an IN list (SQLite takes 32,766)
         with db.engine().begin() as connection:
-            rows = connection.execute(chunk).all()
-            picked = chunk.subquery()
-            tries_of: dict[tuple[str, str], list] = {}
-            for row in connection.execute(
-                    select(db.tries).where(tuple_(db.tries.c.attempt_id, db.tries.c.question_id).in_(
-                        select(picked.c.attempt_id, picked.c.question_id))).order_by(db.tries.c.try_number)):
-                tries_of.setdefault((row.attempt_id, row.question_id), []).append(row)
+            rows = connection.execute(answers.where(db.responses.c.id.in_(ids[start:start + CHUNK]))).all()
+            tries_of: dict[tuple[str, str], list] = {(row.attempt_id, row.question_id): [] for row in rows}
+            of_chunk = (select(db.tries).where(db.tries.c.bank_id == bank.id,
+                                               db.tries.c.attempt_id.in_({row.attempt_id for row in rows}))
+                        .order_by(db.tries.c.try_number))
+            for row in connection.execute(of_chunk):
+                if (row.attempt_id, row.question_id) in tries_of:
+                    tries_of[row.attempt_id, row.question_id].append(row)
             updates, checked = [], []
             for row in rows:
                 result.checked += 1
-                stored_tries = tries_of.get((row.attempt_id, row.question_id), [])
+                stored_tries = tries_of[row.attempt_id, row.question_id]
                 question = bank.question(row.question_id)
                 found = (_regraded(bank, question, row.seed, stored_tries)
                          if question is not None else "the question is no longer in the bank")
@@ -202,9 +192,6 @@ def regrade(bank: Bank, question_id: str | None = None, *, allow_lower: bool = F
                 _mark(connection, checked, versions)
             result.changed += ([change for _, change, _ in updates] if dry_run
                                else _store(connection, bank, updates, versions))
-        if len(rows) < CHUNK:
-            break
-        last = rows[-1].id
     if not dry_run:
         for attempt_id in result.finished_attempts:  # after the commit, so the grade sent is the new one
             if on_attempt_finished(attempt_id):
