@@ -142,8 +142,9 @@ def section(results: dict) -> list[str]:
         "| | measured | baseline (same run) | |",
         "|---|---|---|---|",
         f"| `GET /instructor/banks/{SEED_BANK}`, answers checked against the current key, median of "
-        f"{measured['rounds']} | **{page:.2f} s** | {old:.2f} s: every answer graded again, then the report, as "
-        f"the page did before schema 4 ({page / old:.2f}×) | no goal |",
+        f"{measured['rounds']} | **{page:.2f} s** | {old:.2f} s: every answer graded again (this release's "
+        f"regrade, the command's full pass), then the report: the page's work before schema 4 ({page / old:.2f}×) "
+        "| no goal |",
         f"| the first look after an upgrade (every try without `graded_as`) | **{measured['first_look_s']:.2f} s**, "
         f"once; the next check grades {measured['checked_after_first_look']} answers | | no goal |",
         "",
