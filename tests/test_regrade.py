@@ -370,6 +370,22 @@ def test_the_check_brings_each_try_up_to_the_current_key_when_the_score_stands(f
     assert page_check(fixed).checked == 0
 
 
+def test_check_is_the_bank_pages_check_on_the_command_line(classroom, counted_grading):
+    """`flask regrade BANK --check`: a warm-up after an upgrade that stores no score."""
+    app, *_ = classroom
+    before = scores(app)
+    with app.extensions["db_engine"].begin() as connection:
+        connection.execute(db.tries.update().values(graded_as=None))
+    output = regrade(app, "--check", "--allow-lower").output
+    assert "5 answers checked; 5 would change, in 3 attempt(s)." in output
+    assert "Check: no score was stored or sent" in output and scores(app) == before
+    write_bank(app_folder(app), sc_key="a", divisor=4)  # back to the key the answers were scored under
+    unchanged = make_app(app_folder(app).parent)
+    assert "5 answers checked; 0 would change." in regrade(unchanged, "--check").output
+    counted_grading.clear()
+    assert "0 answers checked" in regrade(unchanged, "--check").output and counted_grading == []
+
+
 def test_answers_to_a_removed_question_are_not_checked_on_the_page(classroom, counted_grading):
     app, *_ = classroom
     folder = app_folder(app)

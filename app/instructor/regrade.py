@@ -297,8 +297,11 @@ def format_table(changes: list[Change]) -> list[str]:
 @click.option("--allow-lower", is_flag=True, help="Also lower scores the current key marks down (default: a "
               "score never goes down).")
 @click.option("--dry-run", is_flag=True, help="Show what would change; store and send nothing.")
+@click.option("--check", is_flag=True, help="As the bank page does: grade only the answers not yet checked against "
+              "the current key, show what would change, store no score, and mark the others as checked (a warm-up "
+              "after an upgrade).")
 @with_appcontext
-def regrade_command(bank_id: str, question_id: str | None, allow_lower: bool, dry_run: bool) -> None:
+def regrade_command(bank_id: str, question_id: str | None, allow_lower: bool, dry_run: bool, check: bool) -> None:
     """Grade every stored answer to BANK (a served bank's id) again with its current key."""
     registry = current_app.extensions["banks"]
     bank = registry.banks.get(bank_id)
@@ -312,7 +315,8 @@ def regrade_command(bank_id: str, question_id: str | None, allow_lower: bool, dr
         click.echo(f"error: bank {bank_id!r} has no question {question_id!r}; its questions are: {ids}.", err=True)
         raise SystemExit(EXIT_USAGE)
     try:
-        result = regrade(bank, question_id, allow_lower=allow_lower, dry_run=dry_run)
+        dry_run = dry_run or check
+        result = regrade(bank, question_id, allow_lower=allow_lower, dry_run=dry_run, stale_only=check)
     except SQLAlchemyError as error:
         reason = str(getattr(error, "orig", error)).strip().splitlines()[0]
         raise click.ClickException(f"the database did not answer, so nothing was regraded: {reason}") from None
@@ -329,7 +333,9 @@ def regrade_command(bank_id: str, question_id: str | None, allow_lower: bool, dr
     for item in result.unusable:
         click.echo(f"not regraded: attempt {item.attempt_id} ({item.student}), question {item.question_id}: "
                    f"{item.reason}", err=True)
-    if dry_run:
+    if check:
+        click.echo("Check: no score was stored or sent; the answers whose score stands are marked as checked.")
+    elif dry_run:
         click.echo("Dry run: nothing was stored or sent.")
     elif result.sent:
         click.echo(f"{len(result.sent)} LMS attempt(s): the new grade was queued and sent; one the platform did not "
