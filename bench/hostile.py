@@ -427,15 +427,19 @@ def main(argv=None) -> int:
         results["reload_baseline"] = {"tree": args.reload_baseline,
                                       **hot_reload(args.seconds / 3, Path(args.reload_baseline).resolve())}
     results["elapsed_s"] = time.perf_counter() - began
-    out = Path(args.out).resolve()
-    # The raw numbers go beside the doc, except for the project's own doc, whose raw numbers live in bench/.
-    raw = ROOT / "bench" / "hostile-last-run.json" if out == ROOT / "docs" / "benchmarks.md" else \
-        out.with_name("hostile-last-run.json")
-    raw.write_text(json.dumps(results, indent=1, default=str) + "\n")
-    lines = section(results)
-    write_section(lines, out)
-    print("\n".join(lines), flush=True)
+    publish(results, section(results), Path(args.out), "hostile", "Hostile load")
     return 0
+
+
+def publish(results: dict, lines: list[str], out: Path, name: str, heading: str) -> None:
+    """Write the raw numbers (`<name>-last-run.json`) and the doc's section under `heading`, and print it. The raw
+    numbers go beside the doc, except for the project's own doc, whose raw numbers live in bench/."""
+    out = out.resolve()
+    raw = ROOT / "bench" / f"{name}-last-run.json" if out == ROOT / "docs" / "benchmarks.md" else \
+        out.with_name(f"{name}-last-run.json")
+    raw.write_text(json.dumps(results, indent=1, default=str) + "\n")
+    write_section(lines, out, heading)
+    print("\n".join(lines), flush=True)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,6 @@ bank page" section of docs/benchmarks.md:
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import re
@@ -29,7 +28,7 @@ import time
 from pathlib import Path
 
 from . import machine
-from .hostile import write_section
+from .hostile import publish
 from .timing import ROOT
 
 SEED_BANK = "attention-transformers"
@@ -167,13 +166,7 @@ def main(argv=None) -> int:
                      "load": list(os.getloadavg())}
     results["instructor"] = run(args.attempts, args.rounds)
     results["elapsed_s"] = time.perf_counter() - began
-    out = Path(args.out).resolve()
-    raw = ROOT / "bench" / "instructor-last-run.json" if out == ROOT / "docs" / "benchmarks.md" else \
-        out.with_name("instructor-last-run.json")
-    raw.write_text(json.dumps(results, indent=1, default=str) + "\n")
-    lines = section(results)
-    write_section(lines, out, "Instructor bank page")
-    print("\n".join(lines), flush=True)
+    publish(results, section(results), Path(args.out), "instructor", "Instructor bank page")
     return 0
 
 
