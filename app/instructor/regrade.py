@@ -96,6 +96,14 @@ class Regrade:
     def finished_attempts(self) -> list[str]:
         return sorted({change.attempt_id for change in self.changed if change.finished})
 
+    @property
+    def raised(self) -> int:
+        return sum(1 for change in self.changed if change.new > change.old)
+
+    @property
+    def lowered(self) -> int:
+        return len(self.changed) - self.raised
+
 
 def _student(row) -> str:
     return row.user_name or row.display_name or "(anonymous)"
@@ -263,10 +271,9 @@ def _count(number: int, one: str, many: str) -> str:
 
 def summary(result: Regrade) -> str:
     """What an applied regrade did, for the bank page."""
-    raised = sum(1 for change in result.changed if change.new > change.old)
-    lowered = len(result.changed) - raised
     parts = [f"The current key was applied: {_count(len(result.changed), 'score', 'scores')} changed"
-             + (f" in {_count(len(result.attempts), 'attempt', 'attempts')} ({raised} raised, {lowered} lowered)."
+             + (f" in {_count(len(result.attempts), 'attempt', 'attempts')} ({result.raised} raised, "
+                f"{result.lowered} lowered)."
                 if result.changed else ".")]
     if result.kept:
         parts.append(f"{_count(len(result.kept), 'score it marks lower was', 'scores it marks lower were')} kept.")

@@ -4,6 +4,7 @@ per-bank and per-question reports with `stats`. No Flask here: callers pass the 
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections import defaultdict
@@ -129,11 +130,9 @@ def load_responses(engine: Engine, bank_id: str, question_id: str | None = None)
                         responses.c.seed).where(responses.c.bank_id == bank_id).order_by(responses.c.id))
     if question_id is not None:
         statement = statement.where(responses.c.question_id == question_id)
-    decoded: dict[str, Any] = {}  # a class gives the same few answers: each is decoded once (read, never changed)
+    decode = functools.cache(_decode)  # a class gives the same few answers: each is decoded once (read, not changed)
     with engine.connect() as connection:
-        return [Response(r.attempt_id, r.question_id,
-                         decoded[r.answer] if r.answer in decoded else decoded.setdefault(r.answer, _decode(r.answer)),
-                         float(r.score), r.seed)
+        return [Response(r.attempt_id, r.question_id, decode(r.answer), float(r.score), r.seed)
                 for r in connection.execute(statement)]
 
 

@@ -126,10 +126,8 @@ def regrade_page(bank_id: str):
     bank_ = banks().get(bank_id)
     question_id = _regraded_question(bank_, request.args)
     pending = regrade.regrade(bank_, question_id, dry_run=True, allow_lower=True, stale_only=True)
-    raised = [change for change in pending.changed if change.new > change.old]
     return render_template("instructor/regrade.html", bank=bank_, question_id=question_id, pending=pending,
-                           raised=len(raised), lowered=len(pending.changed) - len(raised), rows=REGRADE_ROWS,
-                           format_score=regrade.format_score)
+                           rows=REGRADE_ROWS, format_score=regrade.format_score)
 
 
 @bp.post("/banks/<bank_id>/regrade")

@@ -25,7 +25,8 @@ def check_heads_divide(num_heads: int, d_model: int, low: int, high: int) -> Non
         divisors = [h for h in range(low, high + 1) if d_model % h == 0]
         raise AcrossFields(
             f"num_heads={num_heads} does not divide d_model={d_model}: each head gets d_model / num_heads "
-            f"features, so choose num_heads from {', '.join(map(str, divisors))} or change d_model", "num_heads", "d_model"
+            f"features, so choose num_heads from {', '.join(map(str, divisors))} or change d_model",
+            "num_heads", "d_model",
         )
 
 
