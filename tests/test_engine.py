@@ -442,7 +442,7 @@ def test_split_heads_errors():
     with pytest.raises(ValueError) as error:
         split_heads(x, 4)
     assert str(error.value) == (
-        "d_model=130 is not divisible by num_heads=4: each head gets d_model // num_heads "
+        "d_model=130 is not divisible by num_heads=4: each head gets d_model / num_heads "
         "features, so choose num_heads that divides d_model"
     )
     for bad in (0, -2):

@@ -16,7 +16,7 @@ def check_head_split(d_model: int, num_heads) -> int:
     if d_model % num_heads != 0:
         raise ValueError(
             f"d_model={d_model} is not divisible by num_heads={num_heads}: each head gets "
-            f"d_model // num_heads features, so choose num_heads that divides d_model"
+            f"d_model / num_heads features, so choose num_heads that divides d_model"
         )
     return d_model // num_heads
 
