@@ -9,6 +9,7 @@ browser does.
 from __future__ import annotations
 
 import base64
+import html
 import json
 import re
 import time
@@ -429,12 +430,56 @@ def test_a_replayed_launch_is_refused(tool, lms):
     (learner("oz", extra_claims={"azp": "some-other-tool"}), "azp"),
     (learner("oz", expires_in=-60), "Signature has expired"),
     (learner("oz", deployment_id="unknown-deployment"), "deployment id is not registered"),
-    (learner("oz", link="x" * 256), "resource link id is longer than 255 characters"),
+    (learner("oz", link="x" * 256), "resource link id must be at most 255 characters long"),
 ], ids=["wrong-audience", "several-audiences-no-azp", "wrong-azp", "expired", "unknown-deployment", "long-id"])
 def test_bad_launches_are_refused_with_what_failed(tool, lms, pending, words):
     refused = launch(requests.Session(), lms, pending)
     assert refused.status_code == 400, refused.text[:300]
     assert "LTI launch refused" in refused.text and words in refused.text, refused.text[-1200:]
+
+
+AGS = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
+NRPS = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"
+CLAIM = "https://purl.imsglobal.org/spec/lti/claim/"
+
+
+@pytest.mark.parametrize("claims, words", [
+    ({CLAIM + "roles": LEARNER}, "its roles claim must be a list of strings"),
+    ({CLAIM + "roles": [5]}, "its roles claim must be a list of strings"),
+    ({CLAIM + "context": "course-a"}, "its context claim must be a JSON object"),
+    ({CLAIM + "custom": ["bank"]}, "its custom claim must be a JSON object"),
+    ({CLAIM + "context": {"id": ["course-a"]}}, "its context id must be a string"),
+    ({CLAIM + "resource_link": {"id": 5}}, "its resource link id must be a string"),
+    ({"sub": "oz\x00"}, "its user id (sub) must be text, without control characters or lone surrogates"),
+    ({"sub": "oz\ud800"}, "its user id (sub) must be text, without control characters or lone surrogates"),
+    ({AGS: "https://lms/lineitems"}, "its grade service (AGS) claim must be a JSON object"),
+    ({AGS: {"scope": [5], "lineitems": ["x"]}}, "its grade service scope must be a list of strings"),
+    ({AGS: {"scope": [], "lineitem": {"id": 1}}}, "its grade service lineitem must be a URL (a string)"),
+    ({NRPS: {"context_memberships_url": 5}}, "its roster service context_memberships_url must be a URL (a string)"),
+], ids=lambda value: None if isinstance(value, dict) else value.split(" must")[0].removeprefix("its "))
+@pytest.mark.parametrize("person", [learner, instructor])
+def test_a_signed_launch_with_claims_of_another_shape_is_refused_naming_the_claim(tool, lms, claims, words, person):
+    """A platform's mistake (or a platform key in the wrong hands) is a sentence, never a 500 further in."""
+    refused = launch(requests.Session(), lms, person("oz", extra_claims=claims))
+    assert refused.status_code == 400 and "LTI launch refused" in refused.text, refused.text[-1200:]
+    assert html.escape(words) in refused.text, refused.text[-1200:]
+
+
+@pytest.mark.parametrize("claims, shown", [
+    ({"name": ["Ann", "Lee"]}, None),
+    ({"name": None, "given_name": ["Ann"], "family_name": "Lee"}, "Lee"),
+    ({"name": "\ud800Ann\x00 Lee"}, "Ann Lee"),
+    ({"name": "\ud800"}, None),
+], ids=["list", "given-name-a-list", "surrogate-and-nul", "only-a-surrogate"])
+def test_a_name_or_title_of_another_shape_is_read_without_its_bad_part(tool, lms, claims, shown):
+    """Names and titles are only shown, so the launch goes on with what can be read of them."""
+    titled = {CLAIM + "context": {"id": "course-a", "title": "\ud800Course\x00 A"}, **claims}
+    page = launch(requests.Session(), lms, learner(f"named-{shown}-{len(str(claims))}", extra_claims=titled))
+    assert page.status_code == 200, page.text[-1200:]
+    words = " ".join(page.text.split())
+    assert (f"from your course as {shown}:" if shown else "You opened this quiz from your course:") in words
+    teacher = launch(requests.Session(), lms, instructor("oz-teacher", extra_claims=titled))
+    assert teacher.status_code == 200 and "<h1>Course A</h1>" in teacher.text, teacher.text[:1500]
 
 
 def test_a_link_that_names_no_quiz_is_refused_with_what_to_do(tool, lms):

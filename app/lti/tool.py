@@ -5,6 +5,7 @@ nonces in the database (every worker sees them), and the checks pylti1p3 leaves 
 from __future__ import annotations
 
 import logging
+import unicodedata
 from functools import lru_cache
 
 import requests
@@ -27,6 +28,9 @@ HTTP_TIMEOUT_SECONDS = 10  # a platform that does not answer must not hold a wor
 LAUNCH_DATA_SECONDS = 3600  # a deep-linking instructor has an hour to pick a bank
 LOGIN_DATA_SECONDS = 600  # a login's nonce and state, used by the launch that follows it (the state cookie: 300 s)
 CLAIM = "https://purl.imsglobal.org/spec/lti/claim/"
+AGS = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
+NRPS = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"
+MAX_ID_LENGTH = 255  # LTI 1.3 caps its ids at 255 characters
 RESOURCE_LINK_REQUEST = "LtiResourceLinkRequest"
 DEEP_LINKING_REQUEST = "LtiDeepLinkingRequest"
 
@@ -181,6 +185,7 @@ def validate_launch():
         launch.validate()
         body = launch.get_launch_data()
         _check_audience(body, launch.get_client_id())
+        _check_claims(body)
         message_type = body.get(CLAIM + "message_type")
         if message_type not in (RESOURCE_LINK_REQUEST, DEEP_LINKING_REQUEST):
             raise LtiException(f"message type {message_type!r} is not supported by this tool")
@@ -206,6 +211,37 @@ def _check_audience(body: dict, client_id: str) -> None:
         raise LtiException("the id_token has several audiences but no azp claim")
     if azp is not None and azp != client_id:
         raise LtiException(f"the id_token's azp {azp!r} is not this tool's client id")
+
+
+def _check_claims(body: dict) -> None:
+    """The shapes of the claims this tool reads, checked here once, so that a platform's mistake is refused with a
+    sentence that names the claim rather than failing further in. Ids are stored as given, so one that no database
+    can store (a control character, a lone surrogate) or longer than LTI's 255 characters is refused too."""
+    def require(valid: bool, claim: str, shape: str) -> None:
+        if not valid:
+            raise LtiException(f"its {claim} must be {shape}")
+
+    def strings(value) -> bool:
+        return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+    objects = {"context claim": CLAIM + "context", "resource_link claim": CLAIM + "resource_link",
+               "custom claim": CLAIM + "custom", "grade service (AGS) claim": AGS, "roster service (NRPS) claim": NRPS}
+    for name, claim in objects.items():
+        require(isinstance(body.get(claim, {}), dict), name, "a JSON object")
+    require(strings(body.get(CLAIM + "roles", [])), "roles claim", "a list of strings")
+    ags, nrps = body.get(AGS, {}), body.get(NRPS, {})
+    require(strings(ags.get("scope", [])), "grade service scope", "a list of strings")
+    for name, value in (("grade service lineitems", ags.get("lineitems")),
+                        ("grade service lineitem", ags.get("lineitem")),
+                        ("roster service context_memberships_url", nrps.get("context_memberships_url"))):
+        require(value is None or isinstance(value, str), name, "a URL (a string)")
+    for name, value in (("user id (sub)", body.get("sub")), ("deployment id", body.get(CLAIM + "deployment_id")),
+                        ("context id", body.get(CLAIM + "context", {}).get("id")),
+                        ("resource link id", body.get(CLAIM + "resource_link", {}).get("id"))):
+        require(value is None or isinstance(value, str), name, "a string")
+        require(value is None or len(value) <= MAX_ID_LENGTH, name, f"at most {MAX_ID_LENGTH} characters long")
+        require(value is None or not any(unicodedata.category(char) in ("Cc", "Cs") for char in value), name,
+                "text, without control characters or lone surrogates")
 
 
 _LAUNCH_MESSAGES = {

@@ -18,13 +18,10 @@ from ..errors import AppError, BadInput, NotFound
 from ..web import CONTENT_SECURITY_POLICY, progress
 from ..web.progress import MAX_DISPLAY_NAME
 from . import grades, settings, store
-from .tool import CLAIM, DEEP_LINKING_REQUEST, LaunchRefused, launch_from_cache, login_redirect, validate_launch
+from .tool import AGS, CLAIM, DEEP_LINKING_REQUEST, NRPS, launch_from_cache, login_redirect, validate_launch
 
 COURSE = "lti_course"  # session key: the course an Instructor launch opened
 DEEP_LINK = "lti_deep_link"  # session key: the deep-linking launch this browser may answer
-AGS = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
-NRPS = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"
-MAX_ID_LENGTH = 255
 
 
 class NotAllowed(AppError):
@@ -59,8 +56,7 @@ def launch():
 
 
 def _claim(body: dict, name: str) -> dict:
-    value = body.get(CLAIM + name)
-    return value if isinstance(value, dict) else {}
+    return body.get(CLAIM + name, {})  # an object, as validate_launch checked
 
 
 def _save_link(platform: store.Platform, body: dict, need_bank: bool) -> store.Link | None:
@@ -69,11 +65,7 @@ def _save_link(platform: store.Platform, body: dict, need_bank: bool) -> store.L
     custom = _claim(body, "custom")
     context = _claim(body, "context")
     resource = _claim(body, "resource_link")
-    key = (platform.id, body[CLAIM + "deployment_id"], str(context.get("id", "")), str(resource["id"]))
-    for name, value in (("deployment id", key[1]), ("context id", key[2]), ("resource link id", key[3]),
-                        ("user id (sub)", str(body["sub"]))):
-        if len(value) > MAX_ID_LENGTH:  # LTI 1.3 caps these ids at 255 characters
-            raise LaunchRefused(f"The launch's {name} is longer than {MAX_ID_LENGTH} characters.")
+    key = (platform.id, body[CLAIM + "deployment_id"], context.get("id", ""), resource["id"])
     bank_id = custom.get("bank")
     if bank_id is not None:
         banks().get(str(bank_id))  # a clear 404 for a bank this server does not have
@@ -96,7 +88,7 @@ def _save_link(platform: store.Platform, body: dict, need_bank: bool) -> store.L
                                 for name, message in problems.items())
                        + " Correct it in the link's custom parameters, or add the quiz again through the tool's "
                          "content selection.")
-    ags = body.get(AGS) if isinstance(body.get(AGS), dict) else {}
+    ags = body.get(AGS, {})
     values = dict(context_title=_text(context.get("title")), resource_title=_text(resource.get("title")),
                   score_policy=policy, ags_scopes=ags.get("scope") or None, lineitems_url=ags.get("lineitems"),
                   lineitem_url=ags.get("lineitem"), settings=chosen)
@@ -104,19 +96,23 @@ def _save_link(platform: store.Platform, body: dict, need_bank: bool) -> store.L
 
 
 def _text(value, limit: int = 255) -> str | None:
-    return " ".join(str(value).split())[:limit] or None if value is not None else None
+    """A title or name the platform sent, as one line of at most `limit` characters; None if it sent no text."""
+    return progress.single_line(value)[:limit] or None if isinstance(value, str) else None
 
 
 def _user_name(body: dict) -> str | None:
-    name = body.get("name") or " ".join(filter(None, [body.get("given_name"), body.get("family_name")]))
-    return _text(name, MAX_DISPLAY_NAME) if name else None
+    """The learner's name from the OpenID claims; one that is not a string (a platform's mistake) is ignored."""
+    name = body.get("name")
+    if not isinstance(name, str) or not name.strip():
+        name = " ".join(part for part in (body.get("given_name"), body.get("family_name")) if isinstance(part, str))
+    return _text(name, MAX_DISPLAY_NAME)
 
 
 def _open_attempt(link: store.Link, body: dict):
     """A learner's launch: a new identity (nothing of the browser's previous user carries over), then their
     attempt in this link."""
     session.clear()
-    return _next_attempt(link, str(body["sub"]), _user_name(body))
+    return _next_attempt(link, body["sub"], _user_name(body))
 
 
 def retake_in_course(bank, attempt_id: str):
@@ -172,8 +168,8 @@ def _no_attempts_left(link: store.Link, user_sub: str, bank) -> str:
 
 def _open_course(platform: store.Platform, body: dict):
     context = _claim(body, "context")
-    nrps = body.get(NRPS) if isinstance(body.get(NRPS), dict) else {}
-    context_id = str(context.get("id", ""))
+    nrps = body.get(NRPS, {})
+    context_id = context.get("id", "")
     session.clear()
     session[COURSE] = {"platform": platform.id, "deployment": body[CLAIM + "deployment_id"], "context": context_id,
                        "title": _text(context.get("title")) or context_id or "This course",

@@ -82,11 +82,15 @@ class AlreadyTried(AppError):
     title = "Already answered"
 
 
+def single_line(raw: str) -> str:
+    """`raw` trimmed, on one line, its control characters (a NUL, which PostgreSQL cannot store, among them) and
+    lone surrogates (which JSON can carry and no database can store) read as spaces."""
+    return " ".join("".join(" " if unicodedata.category(char) in ("Cc", "Cs") else char for char in raw).split())
+
+
 def clean_display_name(raw: str) -> str | None:
-    """An optional name for the instructor's results: trimmed, single-line, bounded, control characters (a NUL,
-    which PostgreSQL cannot store, among them) and lone surrogates (which JSON can carry and no database can store)
-    read as spaces. Empty means anonymous."""
-    name = " ".join("".join(" " if unicodedata.category(char) in ("Cc", "Cs") else char for char in raw).split())
+    """An optional name for the instructor's results: a single line, bounded. Empty means anonymous."""
+    name = single_line(raw)
     if len(name) > MAX_DISPLAY_NAME:
         raise BadInput(f"A display name may be at most {MAX_DISPLAY_NAME} characters.")
     return name or None
