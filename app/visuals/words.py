@@ -26,6 +26,12 @@ def plural(count: int, noun: str) -> str:
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
+def minus(number: str) -> str:
+    """A printed number with a true minus sign (U+2212), as the figures' tick labels print it and as a screen reader
+    reads "minus"; a number that prints as zero ("-0.00") loses its sign."""
+    return number.lstrip("+-") if float(number) == 0 else number.replace("-", "−")
+
+
 def format_difference(value: float) -> str:
     """0 stays "0"; rounding-level values keep their exponent rather than showing as 0.00."""
     if value == 0:

@@ -27,10 +27,16 @@ TITLES = {"input embeddings X\n(the layer's input, 6×6)", "$W_Q$\n(6×4)", "$W_
           "Q = X·$W_Q$\n(6×4)", "K = X·$W_K$\n(6×4)", "V = X·$W_V$\n(6×4)"}
 
 
+def written(value: float) -> str:
+    """A value as the alt text writes it: signed, with a true minus (read "minus" aloud), and 0.00 without a sign."""
+    text = f"{value:+.2f}"
+    return text[1:] if float(text) == 0 else text.replace("-", "\u2212")
+
+
 def largest_entries(product: np.ndarray, tokens: list[str]) -> set[tuple[str, str, int]]:
     """(value as written, token, column) of every entry whose |value| is the largest (ties included)."""
     peak = np.abs(product).max()
-    return {(f"{product[i, j]:+.2f}", tokens[i], j + 1) for i, j in np.ndindex(product.shape)
+    return {(written(product[i, j]), tokens[i], j + 1) for i, j in np.ndindex(product.shape)
             if abs(product[i, j]) >= peak - 1e-12}
 
 
@@ -44,10 +50,11 @@ def test_alt_and_figure_name_shapes_and_largest_entries(default_renders):
     for name, w in (("Q", weights.w_q), ("K", weights.w_k), ("V", weights.w_v)):
         product = naive_matmul(x, w)
         row, column = max(np.ndindex(product.shape), key=lambda ij: abs(product[ij]))
-        assert f"{name} {product[row, column]:+.2f} (token '{tokens[row]}', column {column + 1})" in alt
+        assert f"{name} {written(product[row, column])} (token '{tokens[row]}', column {column + 1})" in alt
         limit = max(limit, np.abs(product).max(), np.abs(w).max())
     limit = max(limit, np.abs(x).max())
-    assert f"from {-limit:.2f} to {limit:.2f}" in alt
+    assert f"from \u2212{limit:.2f} to {limit:.2f}" in alt
+    assert "-" not in alt.split("Largest |entry|: ")[1].split(" shared by")[0]  # no hyphen for a minus
     caption = default_renders["qkv-projections"].rendered.caption
     assert "constructed illustration, not a trained model" in caption.lower() and "seed 0" in caption
 
@@ -81,11 +88,11 @@ def test_shapes_largest_entries_and_scale_hold_for_every_input(sentence, d_model
         if not product.any():
             assert f"{name} all 0" in alt
         else:
-            value, token, column = re.search(rf"\b{name} ([+-]\d+\.\d\d) \(token '([^']+)', column (\d+)\)",
+            value, token, column = re.search(rf"\b{name} ([+\u2212]?\d+\.\d\d) \(token '([^']+)', column (\d+)\)",
                                              alt).groups()
             assert (value, token, int(column)) in largest_entries(product, tokens), name
         limit = max(limit, np.abs(product).max(), np.abs(w).max())
-    assert f"from {-limit:.2f} to {limit:.2f}" in alt
+    assert f"from \u2212{limit:.2f} to {limit:.2f}" in alt
     unknown = unknown_words(tokens)
     assert ("pseudo-random features: " + ", ".join(unknown)) in alt if unknown else "pseudo-random" not in alt
 

@@ -12,7 +12,7 @@ from .. import register
 from ..base import AcrossFields, NARROW_WIDTH, WIDTH, Control, Sentence, VisualKind, VisualParams, option_choice
 from ..toy import (ARGUMENT_CATEGORIES, FEATURE_NAMES, MAX_TOKENS, ROLE_STRENGTH, SIDE_COLUMN, first_verb, lookup,
                    one_head_for_both, relation_heads, subject_object_inputs, tokenize, unknown_words)
-from ..words import format_temperature, quoted_list, unknown_words_sentence
+from ..words import format_temperature, minus, quoted_list, unknown_words_sentence
 
 # Shared with the attention-playground kind.
 TEMPERATURE_MIN, TEMPERATURE_MAX = 0.05, 20.0
@@ -191,7 +191,7 @@ def _argument_sentences(result: RelationResult) -> list[str]:
 
 def format_score(value: float) -> str:
     """4.0 -> "4", -4.0 -> "−4", 2.531 -> "2.53", -0.001 -> "0" (never "-0")."""
-    return f"{round(float(value), 2) + 0.0:g}".replace("-", "−")
+    return minus(f"{round(float(value), 2):g}")
 
 
 def answer_sentence(result: RelationResult, choice: str) -> str:

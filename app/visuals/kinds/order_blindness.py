@@ -16,7 +16,7 @@ from app.engine import sinusoidal_positional_encoding
 from .. import register
 from ..base import NARROW_WIDTH, WIDTH, Control, OnOff, Sentence, VisualKind, VisualParams
 from ..toy import FEATURE_COUNT, FEATURE_NAMES, MAX_TOKENS, averaging_self_attention, embed, tokenize, unknown_words
-from ..words import format_difference, quoted_list, unknown_words_sentence
+from ..words import format_difference, minus, quoted_list, unknown_words_sentence
 
 D_MODEL_MIN, D_MODEL_MAX = 2, 64
 MODEL_SEED = 0
@@ -182,8 +182,7 @@ def exact_difference(value: float) -> str:
 def example_values(row: np.ndarray) -> str:
     """'(0.23, −0.37, 0.95, …)': the first EXAMPLE_FEATURES values of an output row, with a true minus sign;
     a value that rounds to 0 is "0.00", never "−0.00"."""
-    shown = [f"{value:.2f}" for value in row[:EXAMPLE_FEATURES]]
-    shown = ["0.00" if float(text) == 0 else text.replace("-", "−") for text in shown]
+    shown = [minus(f"{value:.2f}") for value in row[:EXAMPLE_FEATURES]]
     return "(" + ", ".join(shown) + (", …" if len(row) > EXAMPLE_FEATURES else "") + ")"
 
 
