@@ -371,7 +371,7 @@ def control(html: str, control_id: str) -> str:
 
 @pytest.mark.parametrize("kind, anchor, query, marked, sentence", [
     ("multi-head", "multi-head", "num_heads=3&d_model=16", ("num_heads", "d_model"),
-     "num_heads=3 does not divide d_model=16"),
+     "d_model=16 is not divisible by num_heads=3"),
     ("head-split", "head-split", "num_heads=3&d_model=64", ("num_heads", "d_model"),
      "d_model=64 is not divisible by num_heads=3"),
     ("long-range", "long-range", "distance=200&max_distance=100", ("distance", "max_distance"),

@@ -206,9 +206,13 @@ def test_choice_accepts_the_banks_option_ids_and_refuses_other_widths():
     assert [control.name for control in KIND.controls] == ["d_model", "num_heads", "choice"]
 
 
-def test_heads_that_do_not_divide_d_model_get_the_engines_sentence():
-    with pytest.raises(ValidationError, match="d_model=130 is not divisible by num_heads=4"):
+def test_heads_that_do_not_divide_d_model_get_the_engines_sentence_and_the_counts_that_would():
+    # 65 divides 130 too, but the control stops at 64 heads.
+    with pytest.raises(ValidationError, match=r"d_model=130 is not divisible by num_heads=4: .* divides d_model "
+                                              r"\(1, 2, 5, 10, 13 or 26\), or change d_model"):
         KIND.parse({"d_model": 130, "num_heads": 4})
+    with pytest.raises(ValidationError, match=r"divides d_model \(1\), or change d_model"):
+        KIND.parse({"d_model": 1, "num_heads": 2})
     with pytest.raises(ValidationError):
         KIND.parse({"d_model": 1025})
 

@@ -261,8 +261,12 @@ def test_degenerate_sentences_have_their_own_words():
 
 
 def test_params_are_bounded_and_heads_must_divide_the_width():
-    with pytest.raises(ValueError, match="num_heads=3 does not divide d_model=32"):
+    with pytest.raises(ValueError, match=re.escape("d_model=32 is not divisible by num_heads=3: each head gets "
+                                                   "d_model / num_heads features, so choose num_heads that divides "
+                                                   "d_model (2, 4 or 8), or change d_model")):
         KIND.parse({"num_heads": 3})
+    with pytest.raises(ValueError, match="no num_heads from 2 to 8 does, so change d_model"):  # 11 is prime
+        KIND.parse({"num_heads": 2, "d_model": 11})
     for bad in ({"num_heads": 1}, {"num_heads": 9}, {"d_model": 6}, {"d_model": 66}, {"temperature": 0.01},
                 {"temperature": 21}):
         with pytest.raises(ValueError):

@@ -19,6 +19,9 @@ from app.engine import MultiHeadAttention, split_heads
 from .. import register
 from ..base import AcrossFields, NARROW_WIDTH, WIDTH, Control, VisualKind, VisualParams
 from ..words import plural
+from .multi_head import check_heads_divide
+
+NUM_HEADS_MIN, NUM_HEADS_MAX = 1, 64
 
 TOKENS = 4  # N: rows of the random input the engine runs on; the shapes hold for any N
 SEED = 0
@@ -68,16 +71,12 @@ Choice = Annotated[Literal["none", "32", "64", "128", "512"], BeforeValidator(st
 
 class HeadSplitParams(VisualParams):
     d_model: int = Field(default=128, ge=1, le=1024)
-    num_heads: int = Field(default=4, ge=1, le=64)
+    num_heads: int = Field(default=4, ge=NUM_HEADS_MIN, le=NUM_HEADS_MAX)
     choice: Choice = NO_CHOICE  # the head width the student picked in Q5, highlighted in the table
 
     @model_validator(mode="after")
     def _heads_divide_d_model(self) -> HeadSplitParams:
-        # The engine's own check, so the sentence a student sees is the one the engine raises.
-        try:
-            split_heads(np.zeros((1, self.d_model), dtype=np.int8), self.num_heads)
-        except ValueError as error:
-            raise AcrossFields(str(error), "d_model", "num_heads") from None
+        check_heads_divide(self.num_heads, self.d_model, NUM_HEADS_MIN, NUM_HEADS_MAX)
         return self
 
 
@@ -163,7 +162,8 @@ class HeadSplitKind(VisualKind):
     Params = HeadSplitParams
     controls = (
         Control("d_model", "Model width d_model (features per token)", "int", min=1, max=1024, step=1),
-        Control("num_heads", "Number of heads h (must divide d_model)", "int", min=1, max=64, step=1),
+        Control("num_heads", "Number of heads h (must divide d_model)", "int", min=NUM_HEADS_MIN, max=NUM_HEADS_MAX,
+                step=1),
         Control("choice", "Head width d_k to compare (your answer)", "choice",
                 choices=((NO_CHOICE, "none"), *((str(width), str(width)) for width in OPTION_WIDTHS))),
     )

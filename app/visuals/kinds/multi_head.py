@@ -8,6 +8,8 @@ from dataclasses import dataclass
 import numpy as np
 from pydantic import Field, model_validator
 
+from app.engine.heads import check_head_split
+
 from .. import register
 from ..base import AcrossFields, NARROW_WIDTH, WIDTH, Control, Sentence, VisualKind, VisualParams, option_choice
 from ..toy import (ARGUMENT_CATEGORIES, FEATURE_NAMES, MAX_TOKENS, ROLE_STRENGTH, SIDE_COLUMN, first_verb, lookup,
@@ -21,13 +23,16 @@ TEMPERATURE_CONTROL = Control("temperature", "Softmax temperature (lower = sharp
 
 
 def check_heads_divide(num_heads: int, d_model: int, low: int, high: int) -> None:
-    if d_model % num_heads:
-        divisors = [h for h in range(low, high + 1) if d_model % h == 0]
-        raise AcrossFields(
-            f"num_heads={num_heads} does not divide d_model={d_model}: each head gets d_model / num_heads "
-            f"features, so choose num_heads from {', '.join(map(str, divisors))} or change d_model",
-            "num_heads", "d_model",
-        )
+    """The engine's own check and sentence, with the head counts from `low` to `high` that would do."""
+    try:
+        check_head_split(d_model, num_heads)
+    except ValueError as error:
+        divisors = [str(h) for h in range(low, high + 1) if d_model % h == 0]
+        if not divisors:
+            raise AcrossFields(f"{error}; no num_heads from {low} to {high} does, so change d_model",
+                               "num_heads", "d_model") from None
+        listed = divisors[0] if len(divisors) == 1 else ", ".join(divisors[:-1]) + " or " + divisors[-1]
+        raise AcrossFields(f"{error} ({listed}), or change d_model", "num_heads", "d_model") from None
 
 
 def unknown_sentence(unknown) -> str:
