@@ -97,6 +97,11 @@ def test_the_old_shared_features_wording_is_gone_and_would_be_wrong():
 
 
 @SWEEP
+def named(keys: list[str], j: int) -> str:
+    """Key j as the words name it: quoted, and with its column when the word is typed more than once."""
+    return f"'{keys[j]}' (column {j + 1})" if keys.count(keys[j]) > 1 else f"'{keys[j]}'"
+
+
 @given(params())
 def test_every_number_is_the_engines_and_every_claim_holds(p):
     result = KIND.compute(p)
@@ -145,15 +150,15 @@ def test_every_number_is_the_engines_and_every_claim_holds(p):
             assert f"hard lookup takes the first key, '{k_tokens[hard_key]}'" in caption
         elif len(best) > 1:
             assert np.all(w[best] == w[best[0]]) and w[best[0]] == w.max()
-            tied = sl.quoted_list([k_tokens[j] for j in best])
+            tied = ", ".join(named(k_tokens, j) for j in best[:-1]) + " and " + named(k_tokens, best[-1])
             assert f"on the tied keys {tied} (score {sl.format_number(scores.max())})" in alt
-            assert f"hard lookup picks the first of them, '{k_tokens[best[0]]}', with weight 1" in alt
-            assert f"'{query}' ties {tied} for the best score" in caption
-            assert f"hard lookup takes the first, '{k_tokens[best[0]]}'" in caption
+            assert f"hard lookup picks the first of them, {named(k_tokens, best[0])}, with weight 1" in alt
+            assert f"For query '{query}', the keys {tied} tie for the best score" in caption
+            assert f"hard lookup takes the first, {named(k_tokens, best[0])}" in caption
         else:
             assert w[best[0]] == w.max()  # the largest soft weight sits on the best key
-            assert (f"it puts its largest weight, {w[best[0]]:.2f}, on key '{k_tokens[best[0]]}' "
-                    f"(score {sl.format_number(scores.max())}); hard lookup picks '{k_tokens[best[0]]}' with "
+            assert (f"it puts its largest weight, {w[best[0]]:.2f}, on key {named(k_tokens, best[0])} "
+                    f"(score {sl.format_number(scores.max())}); hard lookup picks {named(k_tokens, best[0])} with "
                     "weight 1") in alt
         feature = int(np.argmax(result.soft_output[row]))
         if result.soft_output[row].any() or result.hard_output[row].any():
@@ -242,8 +247,10 @@ def test_repeated_keys_tie_exactly_and_the_first_wins():
     result = KIND.compute(p)
     alt = KIND.alt(p, result)
     assert result.scores[0, 1] == result.scores[0, 2] and result.hard_weights[0, 1] == 1
-    assert "hard lookup picks the first of them, 'flumph'" in alt
-    assert "hard lookup picks the first of them, 'cat'" in alt and result.hard_weights[1, 3] == 1
+    # A word typed twice is told apart by its column, so "the first of them" says which copy.
+    assert "hard lookup picks the first of them, 'flumph' (column 2)" in alt
+    assert "hard lookup picks the first of them, 'cat' (column 4)" in alt and result.hard_weights[1, 3] == 1
+    assert "the keys 'cat' (column 4) and 'cat' (column 5) tie for the best score" in KIND.caption(p, result)
 
 
 # --- the figure --------------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from ..base import (AcrossFields, NARROW_WIDTH, WIDTH, Control, VisualKind, Visu
                     option_choice)
 from ..predictions import Cells, CellsParam, NumberParam, cells_comparison, cells_of, check_in_grid
 from ..toy import FEATURE_COUNT, FEATURE_INDEX, embed, tokenize, unknown_words
-from ..words import format_temperature, quoted_list
+from ..words import format_temperature
 
 MAX_QUERIES = 6
 MIN_KEYS, MAX_KEYS = 2, 10
@@ -153,33 +153,37 @@ def query_words(result: SoftLookupResult, row: int) -> tuple[str, str]:
     """One query in words: the alt text's account (scores, weights, the hard pick, the outputs), and the
     caption's sentences about its ties ("" when it has none)."""
     query, keys = result.query_tokens[row], result.key_tokens
+
+    def key(j: int) -> str:  # a word typed twice among the keys is told apart by its column
+        return f"'{keys[j]}' (column {j + 1})" if keys.count(keys[j]) > 1 else f"'{keys[j]}'"
+
     scores, weights = result.scores[row], result.soft_weights[row]
     best = np.flatnonzero(scores == scores.max())  # exactly equal scores tie
-    hard_key = keys[int(np.argmax(result.hard_weights[row]))]  # the engine's hard lookup's pick: best[0]
+    hard_key = key(int(np.argmax(result.hard_weights[row])))  # the engine's hard lookup's pick: best[0]
     best_score = format_number(scores.max())
     if len(best) == len(keys):
         lookup = (f"every score is the same, so it spreads its weight evenly ({format_weight(weights[0])} on each "
-                  f"key) at any temperature; hard lookup picks the first key, '{hard_key}', with weight 1")
+                  f"key) at any temperature; hard lookup picks the first key, {hard_key}, with weight 1")
         ties = (f"'{query}' scores every key the same ({best_score}), so its weights are even, "
                 f"{format_weight(weights[0])} each, at every temperature, and the hard lookup takes the first key, "
-                f"'{hard_key}'.")
+                f"{hard_key}.")
     elif len(best) > 1:
-        tied = quoted_list([keys[j] for j in best])
+        tied = ", ".join(key(j) for j in best[:-1]) + " and " + key(best[-1])
         lookup = (f"it puts its largest weight, {format_weight(weights[best[0]])} each, on the tied keys {tied} "
-                  f"(score {best_score}); hard lookup picks the first of them, '{hard_key}', with weight 1")
-        ties = (f"'{query}' ties {tied} for the best score ({best_score}): they get equal weights at every "
-                f"temperature, and the hard lookup takes the first, '{hard_key}'.")
+                  f"(score {best_score}); hard lookup picks the first of them, {hard_key}, with weight 1")
+        ties = (f"For query '{query}', the keys {tied} tie for the best score ({best_score}): they get equal "
+                f"weights at every temperature, and the hard lookup takes the first, {hard_key}.")
     else:
-        lookup = (f"it puts its largest weight, {format_weight(weights[best[0]])}, on key '{keys[best[0]]}' "
-                  f"(score {best_score}); hard lookup picks '{hard_key}' with weight 1")
+        lookup = (f"it puts its largest weight, {format_weight(weights[best[0]])}, on key {key(best[0])} "
+                  f"(score {best_score}); hard lookup picks {hard_key} with weight 1")
         ties = ""
     # A near tie: a key whose shown score equals the best one's though it scores lower.
     near = next((j for j, score in enumerate(scores) if score < scores.max() and format_number(score) == best_score),
                 None)
     if near is not None:
         high, low = distinguishing(scores[best[0]], scores[near])
-        near_tie = (f"'{query}' scores '{keys[best[0]]}' and '{keys[near]}' the same to the shown 2 decimals, but "
-                    f"'{keys[best[0]]}' is higher ({high} against {low}), so the hard lookup picks '{keys[best[0]]}'")
+        near_tie = (f"'{query}' scores {key(best[0])} and {key(near)} the same to the shown 2 decimals, but "
+                    f"{key(best[0])} is higher ({high} against {low}), so the hard lookup picks {key(best[0])}")
         ties = f"{ties} {near_tie}.".strip()
     feature = int(np.argmax(result.soft_output[row]))
     if result.soft_output[row].any() or result.hard_output[row].any():
