@@ -456,6 +456,10 @@ CLAIM = "https://purl.imsglobal.org/spec/lti/claim/"
     ({AGS: {"scope": [5], "lineitems": ["x"]}}, "its grade service scope must be a list of strings"),
     ({AGS: {"scope": [], "lineitem": {"id": 1}}}, "its grade service lineitem must be a URL (a string)"),
     ({NRPS: {"context_memberships_url": 5}}, "its roster service context_memberships_url must be a URL (a string)"),
+    ({CLAIM + "message_type": "LtiDeepLinkingRequest",
+      "https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings": {
+          "deep_link_return_url": 5, "accept_types": ["ltiResourceLink"], "accept_presentation_document_targets": ["iframe"]}},
+     "its deep_link_return_url must be a URL (a string)"),
 ], ids=lambda value: None if isinstance(value, dict) else value.split(" must")[0].removeprefix("its "))
 @pytest.mark.parametrize("person", [learner, instructor])
 def test_a_signed_launch_with_claims_of_another_shape_is_refused_naming_the_claim(tool, lms, claims, words, person):

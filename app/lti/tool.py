@@ -30,6 +30,7 @@ LOGIN_DATA_SECONDS = 600  # a login's nonce and state, used by the launch that f
 CLAIM = "https://purl.imsglobal.org/spec/lti/claim/"
 AGS = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
 NRPS = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"
+DEEP_LINKING_SETTINGS = "https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings"
 MAX_ID_LENGTH = 255  # LTI 1.3 caps its ids at 255 characters
 RESOURCE_LINK_REQUEST = "LtiResourceLinkRequest"
 DEEP_LINKING_REQUEST = "LtiDeepLinkingRequest"
@@ -225,15 +226,17 @@ def _check_claims(body: dict) -> None:
         return isinstance(value, list) and all(isinstance(item, str) for item in value)
 
     objects = {"context claim": CLAIM + "context", "resource_link claim": CLAIM + "resource_link",
-               "custom claim": CLAIM + "custom", "grade service (AGS) claim": AGS, "roster service (NRPS) claim": NRPS}
+               "custom claim": CLAIM + "custom", "grade service (AGS) claim": AGS, "roster service (NRPS) claim": NRPS,
+               "deep_linking_settings claim": DEEP_LINKING_SETTINGS}
     for name, claim in objects.items():
         require(isinstance(body.get(claim, {}), dict), name, "a JSON object")
     require(strings(body.get(CLAIM + "roles", [])), "roles claim", "a list of strings")
-    ags, nrps = body.get(AGS, {}), body.get(NRPS, {})
+    ags, nrps, deep_linking = body.get(AGS, {}), body.get(NRPS, {}), body.get(DEEP_LINKING_SETTINGS, {})
     require(strings(ags.get("scope", [])), "grade service scope", "a list of strings")
     for name, value in (("grade service lineitems", ags.get("lineitems")),
                         ("grade service lineitem", ags.get("lineitem")),
-                        ("roster service context_memberships_url", nrps.get("context_memberships_url"))):
+                        ("roster service context_memberships_url", nrps.get("context_memberships_url")),
+                        ("deep_link_return_url", deep_linking.get("deep_link_return_url"))):
         require(value is None or isinstance(value, str), name, "a URL (a string)")
     for name, value in (("user id (sub)", body.get("sub")), ("deployment id", body.get(CLAIM + "deployment_id")),
                         ("context id", body.get(CLAIM + "context", {}).get("id")),

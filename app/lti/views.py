@@ -18,7 +18,8 @@ from ..errors import AppError, BadInput, NotFound
 from ..web import CONTENT_SECURITY_POLICY, progress
 from ..web.progress import MAX_DISPLAY_NAME
 from . import grades, settings, store
-from .tool import AGS, CLAIM, DEEP_LINKING_REQUEST, NRPS, launch_from_cache, login_redirect, validate_launch
+from .tool import (AGS, CLAIM, DEEP_LINKING_REQUEST, DEEP_LINKING_SETTINGS, NRPS, launch_from_cache, login_redirect,
+                   validate_launch)
 
 COURSE = "lti_course"  # session key: the course an Instructor launch opened
 DEEP_LINK = "lti_deep_link"  # session key: the deep-linking launch this browser may answer
@@ -261,8 +262,7 @@ def deep_link():
                           .set_resource_id(bank.id).set_tag(grades.TOOL_TAG)))
     deep = message.get_deep_link()
     token = deep.get_response_jwt([item])
-    return_url = message.get_launch_data()["https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings"][
-        "deep_link_return_url"]
+    return_url = message.get_launch_data()[DEEP_LINKING_SETTINGS]["deep_link_return_url"]
     session.pop(DEEP_LINK, None)
     parts = urlsplit(return_url)
     page = render_template("lti/deep_link_return.html", bank=placed, policy=policy, chosen=chosen,
