@@ -220,7 +220,8 @@ def _check_claims(body: dict) -> None:
     can store (a control character, a lone surrogate) or longer than LTI's 255 characters is refused too."""
     def require(valid: bool, claim: str, shape: str) -> None:
         if not valid:
-            raise LtiException(f"its {claim} must be {shape}")
+            raise LtiException(f"its {claim} must be {shape}; show this page to the LMS's administrator, who can "
+                               "correct what it sends")
 
     def strings(value) -> bool:
         return isinstance(value, list) and all(isinstance(item, str) for item in value)
