@@ -422,6 +422,7 @@ def test_a_replayed_launch_is_refused(tool, lms):
     assert first.status_code == 200
     replay = person.post(form["action"], data=form["fields"])
     assert replay.status_code == 400 and "nonce was already used" in replay.text
+    assert "Start again from the course page." in replay.text and "administrator" not in replay.text  # its own step
 
 
 @pytest.mark.parametrize("pending, words", [
@@ -436,6 +437,9 @@ def test_bad_launches_are_refused_with_what_failed(tool, lms, pending, words):
     refused = launch(requests.Session(), lms, pending)
     assert refused.status_code == 400, refused.text[:300]
     assert "LTI launch refused" in refused.text and words in refused.text, refused.text[-1200:]
+    # the integration's to fix, so the learner who sees it is told what to do
+    assert "open the link there again; if it is refused again, show this page to the LMS&#39;s administrator" in \
+        refused.text
 
 
 AGS = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"

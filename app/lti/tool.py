@@ -37,10 +37,16 @@ DEEP_LINKING_REQUEST = "LtiDeepLinkingRequest"
 
 
 class LaunchRefused(AppError):
-    """A login or launch that failed validation: the sentence says which check failed."""
+    """A login or launch that failed validation: the sentence says which check failed, then (unless it says what to
+    do itself) what the learner who sees it can do, since most of these checks are the integration's to fix."""
 
     status = 400
     title = "LTI launch refused"
+    NEXT_STEP = ("If you came from your course, open the link there again; if it is refused again, show this page "
+                 "to the LMS's administrator.")
+
+    def __init__(self, message: str, says_what_to_do: bool = False):
+        super().__init__(message if says_what_to_do else f"{message} {self.NEXT_STEP}")
 
 
 class TimeoutSession(requests.Session):
@@ -191,14 +197,14 @@ def validate_launch():
         if message_type not in (RESOURCE_LINK_REQUEST, DEEP_LINKING_REQUEST):
             raise LtiException(f"message type {message_type!r} is not supported by this tool")
     except (LtiException, OIDCException) as error:
-        raise LaunchRefused(_launch_message(str(error))) from None
+        raise LaunchRefused(_launch_message(str(error)), says_what_to_do=str(error) in _STATE_MESSAGES) from None
     except (ValueError, TypeError, KeyError, AttributeError) as error:
         # A token whose parts are well-formed base64 and JSON but not the shapes pylti1p3 expects.
         log.warning("malformed LTI launch: %r", error)
         raise LaunchRefused("The launch's id_token is malformed and could not be read.") from None
     if not sessions.use_nonce(body["nonce"]):
-        raise LaunchRefused("This launch's nonce was already used: a launch can be used only once. "
-                            "Start again from the course page.")
+        raise LaunchRefused("This launch's nonce was already used: a launch can be used only once. Start again "
+                            "from the course page.", says_what_to_do=True)
     return launch
 
 
@@ -220,8 +226,7 @@ def _check_claims(body: dict) -> None:
     can store (a control character, a lone surrogate) or longer than LTI's 255 characters is refused too."""
     def require(valid: bool, claim: str, shape: str) -> None:
         if not valid:
-            raise LtiException(f"its {claim} must be {shape}; show this page to the LMS's administrator, who can "
-                               "correct what it sends")
+            raise LtiException(f"its {claim} must be {shape}")
 
     def strings(value) -> bool:
         return isinstance(value, list) and all(isinstance(item, str) for item in value)
@@ -248,11 +253,14 @@ def _check_claims(body: dict) -> None:
                 "text, without control characters or lone surrogates")
 
 
-_LAUNCH_MESSAGES = {
+_STATE_MESSAGES = {  # these say what to do themselves
     "Missing state param": "The launch has no state: start it from the course page, not from a bookmark.",
     "State not found": ("The launch's state does not match this browser's login (its cookie is missing or "
                         "different). Open the link again from the course; if the tool is in a frame, let "
                         "this site's cookies through or open the tool in a new window."),
+}
+_LAUNCH_MESSAGES = {
+    **_STATE_MESSAGES,
     "Invalid Nonce": "The launch's nonce is unknown or expired: it was not issued by this tool's login.",
     "Unable to find deployment": "This deployment id is not registered for the platform.",
     "Registration not found.": ("No platform is registered for this issuer with the id_token's audience (aud) as "
@@ -278,4 +286,4 @@ def launch_from_cache(launch_id: str):
                                              session_service=sessions, requests_session=http_session())
     except LtiException:
         raise LaunchRefused("This deep-linking request has expired or is unknown. Start it again from the "
-                            "course.") from None
+                            "course.", says_what_to_do=True) from None
