@@ -462,7 +462,8 @@ CLAIM = "https://purl.imsglobal.org/spec/lti/claim/"
     ({NRPS: {"context_memberships_url": 5}}, "its roster service context_memberships_url must be a URL (a string)"),
     ({CLAIM + "message_type": "LtiDeepLinkingRequest",
       "https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings": {
-          "deep_link_return_url": 5, "accept_types": ["ltiResourceLink"], "accept_presentation_document_targets": ["iframe"]}},
+          "deep_link_return_url": 5, "accept_types": ["ltiResourceLink"],
+          "accept_presentation_document_targets": ["iframe"]}},
      "its deep_link_return_url must be a URL (a string)"),
 ], ids=lambda value: None if isinstance(value, dict) else value.split(" must")[0].removeprefix("its "))
 @pytest.mark.parametrize("person", [learner, instructor])
