@@ -5,7 +5,6 @@ nonces in the database (every worker sees them), and the checks pylti1p3 leaves 
 from __future__ import annotations
 
 import logging
-import unicodedata
 from functools import lru_cache
 
 import requests
@@ -20,6 +19,7 @@ from pylti1p3.tool_config import ToolConfAbstract
 
 from ..errors import AppError
 from ..web.limits import charge_lti_login
+from ..web.progress import storable
 from . import store
 
 log = logging.getLogger(__name__)
@@ -249,7 +249,7 @@ def _check_claims(body: dict) -> None:
                         ("resource link id", body.get(CLAIM + "resource_link", {}).get("id"))):
         require(value is None or isinstance(value, str), name, "a string")
         require(value is None or len(value) <= MAX_ID_LENGTH, name, f"at most {MAX_ID_LENGTH} characters long")
-        require(value is None or not any(unicodedata.category(char) in ("Cc", "Cs") for char in value), name,
+        require(value is None or all(map(storable, value)), name,
                 "text, without control characters or lone surrogates")
 
 

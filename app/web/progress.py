@@ -82,10 +82,15 @@ class AlreadyTried(AppError):
     title = "Already answered"
 
 
+def storable(char: str) -> bool:
+    """False for a control character (a NUL, which PostgreSQL cannot store, among them) and a lone surrogate
+    (which JSON can carry and no database can store)."""
+    return unicodedata.category(char) not in ("Cc", "Cs")
+
+
 def single_line(raw: str) -> str:
-    """`raw` trimmed, on one line, its control characters (a NUL, which PostgreSQL cannot store, among them) and
-    lone surrogates (which JSON can carry and no database can store) read as spaces."""
-    return " ".join("".join(" " if unicodedata.category(char) in ("Cc", "Cs") else char for char in raw).split())
+    """`raw` trimmed, on one line, the characters that are not `storable` read as spaces."""
+    return " ".join("".join(char if storable(char) else " " for char in raw).split())
 
 
 def clean_display_name(raw: str) -> str | None:

@@ -17,7 +17,7 @@ from pydantic import BeforeValidator, Field, model_validator
 from app.engine import MultiHeadAttention, split_heads
 
 from .. import register
-from ..base import AcrossFields, NARROW_WIDTH, WIDTH, Control, VisualKind, VisualParams
+from ..base import NARROW_WIDTH, WIDTH, Control, VisualKind, VisualParams
 from ..words import plural
 from .multi_head import check_heads_divide
 

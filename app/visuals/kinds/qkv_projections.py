@@ -144,14 +144,16 @@ class QkvProjectionsKind(VisualKind):
         largest = []
         for name, matrix in (("Q", result.q), ("K", result.k), ("V", result.v)):
             row, column = np.unravel_index(int(np.argmax(np.abs(matrix))), matrix.shape)
-            largest.append(f"{name} {minus(f'{matrix[row, column]:+.2f}')} (token '{result.tokens[row]}', column {column + 1})"
+            value = minus(f"{matrix[row, column]:+.2f}")
+            largest.append(f"{name} {value} (token '{result.tokens[row]}', column {column + 1})"
                            if matrix.any() else f"{name} all 0")
         text = (
             f"Input embeddings X ({n}×{d_model}: {plural(n, 'token')} '{' '.join(result.tokens)}' × {d_model} "
             f"features) are the layer's input. Queries, keys and values are computed from X by the learned "
             f"matrices W_Q, W_K and W_V (each {d_model}×{d_k}): Q = X·W_Q, K = X·W_K and V = X·W_V, each "
             f"{n}×{d_k}, one row per token. Largest |entry|: {'; '.join(largest)}. Colours: one diverging scale "
-            f"from {minus(f'{-result.limit:.2f}')} to {result.limit:.2f} shared by all panels; random weights, seed {result.seed}."
+            f"from {minus(f'{-result.limit:.2f}')} to {result.limit:.2f} shared by all panels; random weights, "
+            f"seed {result.seed}."
         )
         return text + (" " + unknown_words_sentence(result.unknown) if result.unknown else "")
 
