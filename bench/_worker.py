@@ -11,6 +11,7 @@ Commands, one JSON object a line: {"calls": n} times n calls and answers {"secon
 from __future__ import annotations
 
 import cProfile
+import gc
 import json
 import pstats
 import sys
@@ -80,6 +81,42 @@ def _naive(kind_name: str, *_):
     return naive_render(kind_name)
 
 
+def _drawing(kind_name: str, *_):
+    """Ours without the image: the engine, the words and kind.draw on Agg's canvas (canvas.draw()), the work
+    the naive render shares. Its time over the naive's is the lowest ratio any image pipeline could reach."""
+    from app.visuals import get_kind
+
+    kind = get_kind(kind_name)
+    params = kind.parse({})
+
+    def draw() -> None:
+        computed = kind.describe(params)
+        gc.disable()  # as VisualKind.picture draws: the collector waits, then one young collection
+        try:
+            kind.draw(params, computed.result, kind.figure_inches(params, "wide", computed.result)).canvas.draw()
+        finally:
+            gc.collect(0)
+            gc.enable()
+
+    return draw
+
+
+def _reference(*_):
+    """The issue's reference figure, a 10×10 annotated heatmap, drawn and encoded as the app does."""
+    from app.plots.figure import to_png
+    from bench.reference import reference_heatmap
+
+    return lambda: to_png(reference_heatmap())
+
+
+def _reference_naive(*_):
+    from bench.naive_plots import install, save
+    from bench.reference import reference_heatmap
+
+    install()
+    return lambda: save(reference_heatmap(), "png")
+
+
 def _model(threads: int, *_):
     """The engine's forward pass of the real model on bench.model's 32-token sentence, tokenising included."""
     from threadpoolctl import threadpool_limits
@@ -110,7 +147,8 @@ def _bert(threads: int, *_):
     return lambda: bert(token_ids, output_attentions=True)
 
 
-FACTORIES = {"ours": _ours, "torch": _torch, "render": _render, "naive": _naive, "model": _model, "bert": _bert}
+FACTORIES = {"ours": _ours, "torch": _torch, "render": _render, "naive": _naive, "drawing": _drawing,
+             "reference": _reference, "reference-naive": _reference_naive, "model": _model, "bert": _bert}
 
 
 def profile(call, calls: int, top: int = 12) -> dict:
