@@ -137,8 +137,8 @@ def _how_section(results: dict) -> list[str]:
         "",
         f"Written by `{COMMAND}` on {results['started']} from one run of {results['elapsed_s'] / 60:.1f} minutes"
         + (" (" + ", ".join(f"{name} {t['seconds'] / 60:.1f} min" for name, t in timings.items()) + ")" if timings else "")
-        + ". `bench/run` installs what the bench needs into the project's venv (the app with its `bench` extra: "
-        "torch 2.13.0, the CPU build, and threadpoolctl; and Debian's `wrk`), then runs `python -m bench`. "
+        + ". `bench/run` installs what the bench needs into the project's venv (the app as `make venv` installs it, "
+        "then its `bench` extra: torch 2.13.0, the CPU build, and threadpoolctl; and Debian's `wrk` and `nginx`), then runs `python -m bench`. "
         "The raw numbers are in `bench/last-run.json`."
         + (" **Quick run (`--quick`): a smoke test with few rounds; do not quote these numbers.**"
            if results.get("quick") else "")
