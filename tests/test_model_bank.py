@@ -166,3 +166,11 @@ def test_what_the_explanations_say_of_every_sentence_holds(bank):
         assert [characters.label(0, head) for head in range(12)] == ["broad"] * 2 + ["previous"] + ["broad"] * 9
         assert characters.label(4, 5) == "cls"  # layer 5 head 6: "the head has parked its weight"
         assert characters.label(1, 8) == "next"  # layer 2 head 9 "mostly looks at the next token"
+
+
+def test_every_sentence_is_one_token_a_word_as_the_prompts_count_them(bank):
+    """strongest-key says "[CLS] at position 0, then the words, then [SEP]": a word WordPiece cuts in two
+    ("postman" -> post ##man) would put a different token at the position the student counts to."""
+    sentences = {sentence_of(instantiate(bank.questions[0], seed)) for seed in range(40)}
+    for sentence in sentences:
+        assert list(run(sentence).tokens) == ["[CLS]", *sentence.split(), "[SEP]"], sentence
