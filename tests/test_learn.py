@@ -59,3 +59,18 @@ def test_the_playground_refuses_a_bad_model_with_a_sentence(client):
     page = html.unescape(response.get_data(as_text=True))
     assert "layer must be at most" in page
     assert "The plot shows the question's own values instead: change the marked value to draw yours." in page
+
+
+def test_the_real_model_counts_in_the_text_are_the_engines(client):
+    """The playground's "{n} of layer 5's 12 heads park on [CLS]" is counted on its own default sentence (11 on
+    "the cat sat on the mat"), and the real-model section's 9 on the longer sentence it names."""
+    from app.visuals.kinds.attention_playground import AttentionPlaygroundParams
+    from app.visuals.model import heads_on
+
+    text = " ".join(html.unescape(client.get("/learn/attention").get_data(as_text=True)).split())
+    playground = AttentionPlaygroundParams().sentence
+    parked = heads_on(playground, 5, "cls")
+    assert f"on the default sentence {parked} of layer 5's 12 heads park their weight on [CLS]" in text
+    assert parked == 11
+    assert "on that sentence, 9 of the 12 putting most of their weight on [CLS]" in text
+    assert heads_on("the cat sat on the mat because it was tired", 5, "cls") == 9

@@ -8,6 +8,8 @@ from __future__ import annotations
 from flask import Blueprint, render_template, request
 
 from ..errors import NotFound
+from ..visuals.kinds.attention_playground import AttentionPlaygroundParams
+from ..visuals.model import heads_on
 from ..visuals.toy import LEXICON
 from .visual_views import visual_view
 
@@ -65,6 +67,10 @@ def page(page: str):
     shown = [v for v in visuals.values() if v is not None]
     status = max((v.status for v in shown), default=200)  # 400 for refused values, 429/503 when too busy
     retry_after = max((v.retry_after for v in shown if v.retry_after), default=None)
-    extra = {"vocabulary": toy_vocabulary()} if page == "attention" else {}
+    extra = {}
+    if page == "attention":
+        # The playground's text says how many of layer 5's heads park on [CLS] for its default sentence.
+        default_sentence = AttentionPlaygroundParams().sentence
+        extra = {"vocabulary": toy_vocabulary(), "parked": heads_on(default_sentence, 5, "cls")}
     return render_template(f"learn/{page}.html", title=title, visuals=visuals, pages=PAGES, page=page,
                            **extra), status, {"Retry-After": str(retry_after)} if retry_after else {}
