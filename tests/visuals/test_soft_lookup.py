@@ -387,3 +387,20 @@ def test_a_query_whose_keys_have_no_value_features_names_no_feature():
     alt = KIND.describe(KIND.parse({"queries": "the", "keys": "on in"})).alt
     assert "soft and hard outputs 0 on every value feature, as every key's value is 0" in alt
     assert "soft output animal" not in alt
+
+
+def test_the_alt_text_says_each_panels_rows_and_columns_as_the_figure_draws_them():
+    """Panels 4, 5 and 7 are not queries × keys: the value table is keys × value features, the outputs queries ×
+    value features (the alt text once called every panel queries × keys)."""
+    from .helpers import heatmap_axes
+
+    params = KIND.parse({"queries": "kitten truck bus", "keys": "cat dog car tree"})
+    computed = KIND.describe(params)
+    figure = KIND.draw(params, computed.result, KIND.figure_inches(params))
+    queries, keys, features = 3, 4, len(sl.VALUE_FEATURES)
+    shapes = [grid(ax).get_array().shape for ax in heatmap_axes(figure)]
+    assert shapes == [(queries, keys)] * 3 + [(keys, features), (queries, features), (queries, keys),
+                                              (queries, features)]
+    assert "Panels 1, 2, 3 and 6 have a row per query and a column per key" in computed.alt
+    assert "Panel 4, the value table, has a row per key and a column per value feature" in computed.alt
+    assert "panels 5 and 7 have a row per query and a column per value feature" in computed.alt

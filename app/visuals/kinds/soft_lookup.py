@@ -429,10 +429,12 @@ class SoftLookupKind(VisualKind):
         text = (f"Soft lookup at temperature {format_temperature(result.temperature)} over the keys "
                 f"{', '.join(result.key_tokens)}. "
                 + ". ".join(query_words(result, row)[0] for row in range(len(result.query_tokens)))
-                + ". Panels, rows are queries and columns are keys: 1 the scores q·k/√d, 2 the scores divided by "
-                "the temperature, 3 the softmax weights of each row; 4 the value table, one row per key "
-                f"({', '.join(VALUE_FEATURES)}); 5 the soft output, the weighted combination of all the values; 6 "
-                "the hard (argmax, one-hot) lookup and 7 its output, the one best key's value.")
+                + ". Panels 1, 2, 3 and 6 have a row per query and a column per key: 1 the scores q·k/√d, 2 the "
+                "scores divided by the temperature, 3 the softmax weights of each row, 6 the hard (argmax, one-hot) "
+                f"lookup. Panel 4, the value table, has a row per key and a column per value feature "
+                f"({', '.join(VALUE_FEATURES)}); panels 5 and 7 have a row per query and a column per value feature: "
+                "5 the soft output, the weighted combination of all the values, and 7 the hard output, the one best "
+                "key's value.")
         if result.shows_prediction:  # first: the comparison is what the student came to the figure for
             text = f"{prediction_words(result)} {text}"
         if result.unknown:
