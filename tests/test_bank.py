@@ -1015,7 +1015,7 @@ def test_bank_error_renders_like_a_compiler_and_as_json():
 
 
 def test_visual_checker_problems_are_reported_at_the_param():
-    def checker(kind, params, question_type=None, key=None):
+    def checker(kind, params, question_type=None, key=None, grid=None):
         assert (kind, params) == ("heatmap", {"heads": 3})
         return [(("params", "heads"), "must divide d_model (8)")]
 

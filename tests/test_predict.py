@@ -8,6 +8,7 @@ import re
 import shutil
 from html import unescape
 from pathlib import Path
+from types import SimpleNamespace
 from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
@@ -89,6 +90,54 @@ def test_a_visual_that_can_draw_the_key_passes():
     assert check_visual("soft-lookup", {}, "cells", [[0, 0], [1, 2]]) == []
     assert check_visual("soft-lookup", {"weight_cell": "0,0"}, "numeric", 0.78) == []
     assert check_visual("model-heads", {"head": 3}, "cells", [[8, 7]]) == []
+
+
+CELLS_BANK = """\
+id: grid-bank
+title: Grid
+questions:
+  - id: predict
+    type: cells
+    prompt: For each query, tick the key that gets its largest weight.
+    grid: {rows: [kitten, truck], cols: [cat, dog, car, tree, sun]}
+    answer: [[0, 0], [1, 2]]
+    explanation: Panel 3 of the figure.
+    visual: {kind: soft-lookup, params: {queries: kitten truck, keys: cat dog car tree sky}}
+"""
+
+
+@pytest.mark.parametrize("grid, error", [
+    ("{rows: [kitten, truck], cols: [cat, dog, car, tree, sun]}",
+     "grid.yaml:7:41: questions[0].grid.cols: the grid's cols must be the figure's keys, in order: cat, dog, car, tree, sky; "
+     "the grid has cat, dog, car, tree, sun"),
+    # The same words in another order: the key [0, 0] would be graded on "dog" while the figure says "cat".
+    ("{rows: [kitten, truck], cols: [dog, cat, car, tree, sky]}", "the grid has dog, cat, car, tree, sky"),
+    ("{rows: 2, cols: [cat, dog, car, tree, sky]}",
+     "grid.yaml:7:18: questions[0].grid.rows: the grid's rows must be the figure's queries, in order: kitten, truck; the grid "
+     "has 2 numbered ones"),
+    ("{rows: [kitten, truck], cols: [cat, dog, car, tree, sky]}", None),
+])
+def test_a_cells_grid_must_be_its_figures_grid(tmp_path, grid, error):
+    """A cells question's grid is what the student ticks, and its figure what the answer page explains: a grid
+    labelled "sun" over a figure of "sky", or the keys in another order, graded against the other's words."""
+    path = tmp_path / "grid.yaml"
+    path.write_text(CELLS_BANK.replace("{rows: [kitten, truck], cols: [cat, dog, car, tree, sun]}", grid))
+    result = load_bank_file(path, "grid.yaml", check_visual)
+    messages = [str(problem) for problem in result.errors]
+    if error is None:
+        assert messages == []
+    else:
+        assert len(messages) == 1 and error in messages[0], messages
+
+
+def test_a_model_heads_cells_grid_is_the_sentences_wordpiece_tokens():
+    tokens = ["[CLS]", "a", "cat", "[SEP]"]
+    grid = SimpleNamespace(rows=tokens, cols=tokens)
+    assert check_visual("model-heads", {"sentence": "a cat", "head": 3}, "cells", [[2, 1]], grid) == []
+    (problem,) = check_visual("model-heads", {"sentence": "a cat", "head": 3}, "cells", [[2, 1]],
+                              SimpleNamespace(rows=tokens, cols=["a", "cat"]))
+    assert problem == (("grid", "cols"), "the grid's cols must be the figure's keys, in order: [CLS], a, cat, [SEP]; "
+                                         "the grid has a, cat")
 
 
 # --- soft-lookup: cells --------------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from .schema import Bank, BankHeader, Question
 from .yamlsource import MAX_FILE_BYTES, Document, Path, Position, SourceError, parse, too_large
 
 # A hook for validating a visual's params by kind; installed by app.visuals (kind, params) -> [(path, msg)].
-VisualChecker = Callable[..., list[tuple[Path, str]]]  # (kind, params, question type, key) -> problems
+VisualChecker = Callable[..., list[tuple[Path, str]]]  # (kind, params, question type, key, grid) -> problems
 
 
 @dataclass(frozen=True, order=True)

@@ -251,8 +251,8 @@ def check_question(question: Question, raw: dict, visual_checker: Callable | Non
             # A cells or numeric question's visual draws the student's prediction, so it must take the key.
             key = question.answer if question.type in ("cells", "numeric") and not problems else None
             for path, message in visual_checker(question.visual.kind, dict(question.visual.params), question.type,
-                                                key):
-                problems.append((("visual",) + tuple(path), message))
+                                                key, question.grid):
+                problems.append((variants.from_visual(path), message))
     return question, problems
 
 

@@ -426,6 +426,12 @@ def values_text(values: dict[str, Any]) -> str:
                      for name, value in values.items())
 
 
+def from_visual(path) -> tuple:
+    """A visual checker's path, from the question: its own `grid` (a cells grid the figure must match), or a
+    place within `visual`."""
+    return tuple(path) if tuple(path[:1]) == ("grid",) else ("visual", *path)
+
+
 def _variant_problem(question: Question, values: dict[str, Any], visual_checker, label: str):
     """(path, message) of the first problem of the variant with these values, or None."""
     try:
@@ -436,6 +442,7 @@ def _variant_problem(question: Question, values: dict[str, Any], visual_checker,
         return (), f"{label}: this question cannot be instantiated: {error}"
     if concrete.visual is not None and visual_checker is not None:
         key = concrete.answer if concrete.type in ("cells", "numeric") else None
-        for path, message in visual_checker(concrete.visual.kind, dict(concrete.visual.params), concrete.type, key):
-            return ("visual",) + tuple(path), f"{label}: {message}"
+        for path, message in visual_checker(concrete.visual.kind, dict(concrete.visual.params), concrete.type, key,
+                                            concrete.grid):
+            return from_visual(path), f"{label}: {message}"
     return None

@@ -21,13 +21,17 @@ def get_kind(name: str) -> VisualKind | None:
     return KINDS.get(name)
 
 
-def check_visual(kind: str, params: dict, question_type: str | None = None, key=None) -> list[tuple[tuple, str]]:
-    """Problems with a bank's visual spec, as (path, message) pairs for the bank loader.
+def check_visual(kind: str, params: dict, question_type: str | None = None, key=None,
+                 grid=None) -> list[tuple[tuple, str]]:
+    """Problems with a bank's visual spec, as (path, message) pairs for the bank loader: paths within `visual`,
+    except those that start with "grid", the question's own.
 
     A cells question's visual draws the student's prediction: its kind must declare cells predictions
-    (VisualKind.predictions). A numeric question's visual draws it where its kind declares numeric predictions
-    (elsewhere the figure shows the quantity its own way: a count, a head width). Either way the visual must
-    take the question's `key` (its answer) as a prediction.
+    (VisualKind.predictions), and the question's `grid` (its rows and cols: labels or counts) must be the
+    figure's, in order, or the student would tick "sun" on a grid whose figure says "sky". A numeric question's
+    visual draws it where its kind declares numeric predictions (elsewhere the figure shows the quantity its own
+    way: a count, a head width). Either way the visual must take the question's `key` (its answer) as a
+    prediction.
     """
     from .service import describe_validation_error
 
@@ -40,9 +44,13 @@ def check_visual(kind: str, params: dict, question_type: str | None = None, key=
         return [(("kind",), f"a cells question's visual draws the student's prediction, and {kind!r} cannot; "
                             f"the kinds that can: {', '.join(able)}")]
     try:
-        visual_kind.parse(params)
+        parsed = visual_kind.parse(params)
     except ValidationError as error:
         return describe_validation_error(error)
+    if question_type == "cells" and grid is not None:
+        problems = _grid_problems(grid, visual_kind.figure_grid(parsed))
+        if problems:
+            return problems
     if question_type in visual_kind.predictions and key is not None:
         # The key drawn as a prediction (and as the answer, where the kind draws one) must fit the figure.
         prediction, key_param = visual_kind.predictions[question_type]
@@ -52,6 +60,20 @@ def check_visual(kind: str, params: dict, question_type: str | None = None, key=
             return [(("params",), f"the question's answer cannot be drawn on this figure: {message}")
                     for _, message in describe_validation_error(error)]
     return []
+
+
+def _grid_problems(grid, figure_grid: tuple[list[str], list[str]]) -> list[tuple[tuple, str]]:
+    """Where a cells question's grid (rows and cols: labels, or a count) is not the figure's."""
+    problems = []
+    for axis, labels, what in (("rows", figure_grid[0], "queries"), ("cols", figure_grid[1], "keys")):
+        given = getattr(grid, axis)
+        given = [str(i) for i in range(1, given + 1)] if isinstance(given, int) else list(given)
+        if given != labels:
+            numbered = given == [str(i) for i in range(1, len(given) + 1)]
+            problems.append((("grid", axis), f"the grid's {axis} must be the figure's {what}, in order: "
+                                             f"{', '.join(labels)}; the grid has "
+                                             + (f"{len(given)} numbered ones" if numbered else ", ".join(given))))
+    return problems
 
 
 def _load_kinds() -> None:

@@ -144,6 +144,11 @@ class VisualKind(Generic[ResultT]):
     # control values change one of them, the page draws no prediction on the figure.
     prediction_grid: ClassVar[tuple[str, ...]] = ()
 
+    def figure_grid(self, params: VisualParams) -> tuple[list[str], list[str]] | None:
+        """The (rows, columns) labels of the grid a cells prediction is drawn on, in order: a cells question's own
+        `grid` must be this one (app.visuals.check_visual). None for a kind that draws no cells."""
+        return None
+
     @property
     def prediction_params(self) -> tuple[str, ...]:
         """Every param a prediction sets, dropped with it (a kind adds any that only a prediction uses)."""

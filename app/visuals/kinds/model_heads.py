@@ -159,6 +159,10 @@ class ModelHeadsKind(VisualKind):
     learn = "/learn/attention#real-model"
     predictions = {"cells": ("predicted_cells", "answer_cells")}
     prediction_grid = ("sentence", "layer", "head")
+
+    def figure_grid(self, params: ModelHeadsParams) -> tuple[list[str], list[str]]:
+        tokens = list(run(params.sentence).tokens)  # queries and keys alike, [CLS] at position 0
+        return tokens, tokens
     inches = (WIDTH, 4.0)
     narrow_inches = (NARROW_WIDTH, 4.0)  # nominal: figure_inches sizes the figure to the tokens
 

@@ -399,6 +399,9 @@ class SoftLookupKind(VisualKind):
     choice_param = "choice"
     predictions = {"cells": ("predicted_cells", "answer_cells"), "numeric": ("predicted_weight", None)}
     prediction_grid = ("queries", "keys")
+
+    def figure_grid(self, params: SoftLookupParams) -> tuple[list[str], list[str]]:
+        return list(words(params.queries, "queries")), list(words(params.keys, "keys"))  # panel 3's rows, columns
     prediction_params = ("predicted_cells", "answer_cells", "predicted_weight", "weight_cell")
     inches = (WIDTH, 7.0)  # nominal: figure_inches sizes the figure to its panels
     narrow_inches = (NARROW_WIDTH, 12.0)
