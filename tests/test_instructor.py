@@ -436,6 +436,26 @@ def test_an_instructor_chart_states_the_size_of_its_png(bars):
     assert chart.size == image_size(render_png(chart))
 
 
+def test_wrong_answers_bars_are_neutral_grey_and_only_the_correct_ones_coloured():
+    """Bright green on the wrong options' bars read as "correct" to instructors (an audit's finding)."""
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    from app.instructor.charts import CountChart, render_png
+
+    chart = CountChart(title="t", subject="answers", category_title="option", labels=("right", "wrong"),
+                       counts=(5, 5), highlighted=(True, False))
+    pixels = np.asarray(Image.open(io.BytesIO(render_png(chart))).convert("RGB")).reshape(-1, 3).astype(int)
+    spread = pixels.max(axis=1) - pixels.min(axis=1)  # 0 for greys and white
+    greens = (pixels[:, 1] > pixels[:, 0] + 60) & (pixels[:, 1] > pixels[:, 2] + 30)
+    assert not greens.any()
+    grey_bar = (spread < 15) & (pixels.min(axis=1) > 180) & (pixels.max(axis=1) < 230)
+    assert grey_bar.sum() > 1000  # the wrong option's bar
+    assert (spread > 60).sum() > 1000  # the correct one's blue
+
+
 # --- tries and misconceptions (feedback: try_again) -----------------------------------------------------
 
 

@@ -13,15 +13,15 @@ from functools import lru_cache
 from ..visuals.base import pixel_size
 
 
-def _colours() -> tuple[tuple, tuple]:
-    """(highlight, plain): two ends of the colour-vision-safe map, far apart in lightness; correct bars
-    are also hatched and labelled, so colour is never the only cue."""
+def _colours() -> tuple[tuple, str]:
+    """(highlight, plain): a dark blue from the colour-vision-safe map for the correct bars (also hatched and
+    labelled, so colour is never the only cue), and a neutral light grey for the others. Not the map's bright
+    green end, which instructors read as "correct" on the wrong answers' bars."""
     from matplotlib import colormaps
 
     from ..plots.figure import SEQUENTIAL
 
-    cmap = colormaps[SEQUENTIAL]
-    return cmap(0.3), cmap(0.85)
+    return colormaps[SEQUENTIAL](0.3), "#c9c9d3"
 
 
 @dataclass(frozen=True)
