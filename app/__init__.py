@@ -123,7 +123,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     from .authoring import cli as authoring_cli
 
     errors.init_app(app)
-    db.init_app(app)
+    db.init_app(app, migrate_now=not _in_a_cli_command())  # a command that needs the database readies it itself
     bank.init_app(app)
     web.init_app(app)
     instructor.init_app(app)

@@ -231,6 +231,15 @@ def _upgrade(engine: Engine) -> None:
             connection.execute(update(schema_info).where(schema_info.c.id == 1).values(version=SCHEMA_VERSION))
 
 
+def schema_ready(app: Flask | None = None) -> None:
+    """Create or upgrade the schema when DATABASE_AUTO_MIGRATE is on (the default): as a server starts, and as a
+    `flask` command that uses the database (regrade, lti) begins. Commands that only read bank files never open
+    the database, so checking a bank beside a production DATABASE_URL cannot upgrade its schema."""
+    app = app or current_app
+    if app.config.get("DATABASE_AUTO_MIGRATE", True):
+        migrate(app.extensions["db_engine"])
+
+
 def engine() -> Engine:
     return current_app.extensions["db_engine"]
 
@@ -441,7 +450,9 @@ def _unreachable(error: SQLAlchemyError):
     return render_app_error(StorageError(NOT_SAVED))  # a submission read first, and stored nothing
 
 
-def init_app(app: Flask) -> None:
+def init_app(app: Flask, migrate_now: bool = True) -> None:
+    """The app's engine, its error handlers and `flask init-db`. With `migrate_now` (a server starting; not a CLI
+    command, most of which only read bank files), the schema is created or upgraded at once (schema_ready)."""
     url = app.config.get("DATABASE_URL") or default_url(app)
     if url.startswith("postgres://"):  # the scheme Heroku and Render give out, which SQLAlchemy does not know
         url = "postgresql+psycopg://" + url.removeprefix("postgres://")
@@ -450,8 +461,8 @@ def init_app(app: Flask) -> None:
     # Lost or refused connections and an exhausted pool; a programming error stays a logged 500.
     for kind in (OperationalError, InterfaceError, PoolTimeout):
         app.register_error_handler(kind, _unreachable)
-    if app.config.get("DATABASE_AUTO_MIGRATE", True):
-        migrate(db_engine)
+    if migrate_now:
+        schema_ready(app)
 
     @app.cli.command("init-db")
     def init_db_command() -> None:

@@ -174,12 +174,16 @@ def test_unknown_format_is_a_usage_error(bank_dir):
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.mark.parametrize("args, output", [
-    (["validate-quizzes"], "ok  "),
-    (["selftest-quizzes"], "demo"),
-    (["export-quiz", "demo", "--format", "gift"], "::heads::"),
+@pytest.mark.parametrize("args, output, opens_the_database", [
+    (["validate-quizzes"], "ok  ", False),
+    (["selftest-quizzes"], "demo", False),
+    (["export-quiz", "demo", "--format", "gift"], "::heads::", False),
+    (["regrade", "demo", "--dry-run"], "0 answers checked", True),
+    (["lti", "list-platforms"], "no platform is registered", True),
 ])
-def test_flask_commands_print_their_own_output_without_info_logs(tmp_path, args, output):
+def test_flask_commands_print_their_own_output_without_info_logs(tmp_path, args, output, opens_the_database):
+    """And only a command that uses the database creates or migrates it: checking a bank beside a production
+    DATABASE_URL must not upgrade its schema."""
     (tmp_path / "quizzes").mkdir()
     (tmp_path / "quizzes" / "good.yaml").write_text(GOOD)
     env = {**os.environ, "FLASK_QUIZ_DIR": str(tmp_path / "quizzes"), "FLASK_INSTANCE_PATH": str(tmp_path / "instance"),
@@ -192,6 +196,7 @@ def test_flask_commands_print_their_own_output_without_info_logs(tmp_path, args,
     assert output in result.stdout + result.stderr
     logged = [line for line in (result.stdout + result.stderr).splitlines() if re.search(r"\bINFO\b", line)]
     assert logged == [], "start-up logs in a command's output"
+    assert (tmp_path / "quiz.sqlite3").exists() == opens_the_database
 
 
 # --------------------------------------------------------------------------------------------------

@@ -310,6 +310,9 @@ def format_table(changes: list[Change]) -> list[str]:
 @with_appcontext
 def regrade_command(bank_id: str, question_id: str | None, allow_lower: bool, dry_run: bool, check: bool) -> None:
     """Grade every stored answer to BANK (a served bank's id) again with its current key."""
+    from .. import db
+
+    db.schema_ready()
     registry = current_app.extensions["banks"]
     bank = registry.banks.get(bank_id)
     if bank is None:

@@ -6,8 +6,9 @@ from urllib.parse import urlsplit
 
 import click
 from flask import current_app, url_for
-from flask.cli import AppGroup
+from flask.cli import AppGroup, with_appcontext
 
+from .. import db
 from . import store
 
 
@@ -18,7 +19,11 @@ def _url(value: str, option: str) -> str:
     return value
 
 
-lti_group = AppGroup("lti", help="LTI 1.3: platforms (LMSs) this tool trusts, its signing key, and grade passback.")
+@click.group("lti", cls=AppGroup)
+@with_appcontext
+def lti_group() -> None:
+    """LTI 1.3: platforms (LMSs) this tool trusts, its signing key, and grade passback."""
+    db.schema_ready()  # every lti command reads or writes the database
 
 
 @lti_group.command("add-platform")
