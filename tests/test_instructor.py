@@ -518,3 +518,22 @@ def test_every_bundled_bank_reports_once_each_question_type_has_answers(tmp_path
             chart = instructor.get(f"/instructor/banks/{bank.id}/charts/questions/{question.id}.png")
             assert chart.status_code == 200 and chart.mimetype == "image/png", (bank.id, question.id)
         assert instructor.get(f"/instructor/banks/{bank.id}/responses.csv").status_code == 200
+
+
+def test_a_parameterised_prompt_on_the_report_shows_each_number_to_draw_as_an_ellipsis(tmp_path):
+    """The report showed the template: "$d_{model} = {{ d_model }}$" rendered as maths read "dmodel = dmodel",
+    and a placeholder outside $...$ stayed as raw braces."""
+    folder = tmp_path / "quizzes"
+    folder.mkdir()
+    (folder / "p.yaml").write_text(
+        "id: p\ntitle: P\nquestions:\n  - id: width\n    type: numeric\n"
+        "    params: {d_model: [64, 128], num_heads: [2, 4]}\n"
+        "    prompt: 'With $d_{model} = {{ d_model }}$ and {{ num_heads }} heads, how wide is each head?'\n"
+        "    answer: d_model / num_heads\n    explanation: Divide.\n")
+    app = build_app(folder, tmp_path)
+    client = app.test_client()
+    sign_in(client)
+    page = client.get("/instructor/banks/p").get_data(as_text=True)
+    prompt = re.search(r'<div class="prompt">(.*?)</div>', page, re.S).group(1)
+    assert "{{" not in prompt and "…" in prompt and "heads, how wide" in prompt
+    assert 'alttext="d_{model} = …"' in prompt
