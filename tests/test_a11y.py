@@ -105,7 +105,8 @@ def _wait_until(page, expression: str, timeout: float = 15.0) -> None:
 
 def run_axe(page) -> list[dict]:
     """axe's violations on the page as it is now, each with its impact and the offending elements."""
-    _wait_until(page, "() => [...document.images].every(img => img.complete)")
+    # A learn page's later figures load only as the reader nears them (loading="lazy"): not waited for.
+    _wait_until(page, "() => [...document.images].every(img => img.complete || img.loading === 'lazy')")
     if not page.evaluate("() => typeof window.axe === 'object'"):
         page.evaluate(AXE_SOURCE)
     return page.evaluate("""async () => {

@@ -226,8 +226,9 @@ def test_visual_controls_work_without_javascript(browser, live_server):
 
 
 def test_a_figure_the_server_was_too_busy_to_draw_is_asked_for_again(browser, tmp_path):
-    """/learn/attention shows eight new figures at once; a render gate of two slots refuses most of them
-    (503, Retry-After) and static/visual.js asks again until every one is drawn."""
+    """/learn/attention shows eight new figures; in a window tall enough to hold them all (its later figures load
+    as the reader nears them) they are asked for at once, a render gate of two slots refuses most of them (503,
+    Retry-After), and static/visual.js asks again until every one is drawn."""
     from app import create_app
     from app.visuals.service import RenderGate
     from conftest import STRONG_SECRET_KEY, LiveServer
@@ -236,7 +237,7 @@ def test_a_figure_the_server_was_too_busy_to_draw_is_asked_for_again(browser, tm
                       "DATABASE_URL": f"sqlite:///{tmp_path / 'busy.sqlite3'}"})
     app.extensions["visual_cache"].gate = RenderGate(slots=2, per_client=2)
     with LiveServer(app) as server:
-        context = browser.new_context(viewport={"width": 1100, "height": 900})
+        context = browser.new_context(viewport={"width": 1100, "height": 20000})
         page = context.new_page()
         statuses = []
         page.on("response", lambda response: statuses.append(response.status) if "/plots/" in response.url else None)

@@ -74,3 +74,12 @@ def test_the_real_model_counts_in_the_text_are_the_engines(client):
     assert parked == 11
     assert "on that sentence, 9 of the 12 putting most of their weight on [CLS]" in text
     assert heads_on("the cat sat on the mat because it was tired", 5, "cls") == 9
+
+
+def test_a_learn_pages_later_figures_load_lazily_and_an_answer_pages_figure_at_once(client):
+    """Eight figures at 2x are megabytes on a phone, and a just-started server draws a few at a time: the first
+    figure of a page loads with it, the others as the reader nears them."""
+    page = client.get("/learn/attention").get_data(as_text=True)
+    images = re.findall(r'<img class="visual-image"[^>]*>', page)
+    assert len(images) == 8
+    assert 'loading="lazy"' not in images[0] and all('loading="lazy"' in image for image in images[1:])
