@@ -108,10 +108,25 @@ SYNTAX_CASES = [
     ),
     pytest.param(
         "id: demo\nquestions:\n  - id: heads\n   type: numeric\n",
-        "bank.yaml:4:4: invalid YAML: expected <block end>, but found '<block mapping start>' (while parsing a "
+        "bank.yaml:4:4: invalid YAML: expected <block end>, but found the key 'type' (while parsing a "
         "block collection at line 3, column 3); check the indentation: the lines of one list or mapping start "
         "in the same column",
         id="bad-indentation",
+    ),
+    pytest.param(
+        "id: demo\nquestions:\n  - id: heads\n    answer: 3\n  unit: heads\n",
+        "bank.yaml:5:3: invalid YAML: expected <block end>, but found the key 'unit' (while parsing a block "
+        "collection at line 3, column 3); check the indentation: the lines of one list or mapping start in the "
+        "same column",
+        id="key-dedented",  # PyYAML says "found '?'", the token of a key
+    ),
+    pytest.param(
+        "id: demo\nquestions:\n  - id: heads\n    prompt: A long prompt that the author\n  wraps onto a line\n"
+        "    answer: 3\n",
+        "bank.yaml:5:3: invalid YAML: could not find expected ':' (while scanning a simple key at line 5, column 3); "
+        "a value that goes on over several lines must indent each further line more than its key (or start it with "
+        "'|' on the key's line, then indent); otherwise this line needs a 'key:'",
+        id="wrapped-value-dedented",  # at the wrapped line, not the next one
     ),
     pytest.param(
         "id: demo\nquestions:\n  - id: heads\n    prompt: {{ a }} heads?\n",

@@ -263,6 +263,8 @@ _HINTS = [
     ("another document", "a bank is one YAML document; remove the '---' line or split the file"),
     ("while parsing a flow", "a '[' or '{' is never closed; if this is text, put it in quotes"),
     ("expected <block end>", "check the indentation: the lines of one list or mapping start in the same column"),
+    ("could not find expected ':'", "a value that goes on over several lines must indent each further line more "
+     "than its key (or start it with '|' on the key's line, then indent); otherwise this line needs a 'key:'"),
 ]
 
 
@@ -286,14 +288,20 @@ def _syntax_error(error: yaml.MarkedYAMLError) -> SourceError:
             problem = f"{problem} ({context} at line {start.line}, column {start.column})"
         else:  # e.g. "expected a single document in the stream", "but found another document"
             problem = f"{context} (line {start.line}), {problem}"
-    hint = next((text for needle, text in _HINTS if needle in problem), None)
     lines = [_line_at(mark) for mark in (error.context_mark, error.problem_mark)]
+    # PyYAML names what it found by its token: '?' is a key, '<block mapping start>' the first key of a mapping.
+    for token in ("'?'", "'<block mapping start>'"):
+        if f"but found {token}" in problem and ":" in lines[1]:
+            problem = problem.replace(token, f"the key '{lines[1].strip().lstrip('- ').split(':', 1)[0]}'")
+    hint = next((text for needle, text in _HINTS if needle in problem), None)
     templated = next((line.strip() for line in lines if _UNQUOTED_TEMPLATE.search(line)), None)
     if templated:  # YAML reads `key: {{ a }} ...` as a mapping inside a mapping, whatever the message says
         key = templated.split(":", 1)[0].lstrip("- ")
         hint = (f"a value that starts with {{{{ must be put in quotes, as in {key}: "
                 f"\"{templated.split(':', 1)[1].strip()}\"")
     message = f"invalid YAML: {problem}" + (f"; {hint}" if hint else "")
+    if "could not find expected ':'" in problem and error.context_mark is not None:
+        return SourceError(message, Position.of(error.context_mark))  # the line without a ':', not the one after
     return SourceError(message, Position.of(error.problem_mark or error.context_mark))
 
 
