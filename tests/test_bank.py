@@ -410,8 +410,8 @@ QUESTION_CASES = [
             explaination: Eight.
             answer: 8
         """,
-        ["bank.yaml:4:5: questions[0].explanation: this required field is missing; add it",
-         "bank.yaml:7:5: questions[0].explaination: unknown field 'explaination'; did you mean 'explanation'? "
+        # One mistake, one error: the field the misspelling stands for is not also reported missing.
+        ["bank.yaml:7:5: questions[0].explaination: unknown field 'explaination'; did you mean 'explanation'? "
          "(allowed: id, type, prompt, options, answer, explanation, tags, scoring, tolerance, unit, visual, grid, "
          "misconceptions, hint, learn, params, where)"],
         id="question-field-typo",

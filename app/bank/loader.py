@@ -6,6 +6,7 @@ add errors; a file with any error yields no bank, and the caller decides what to
 
 from __future__ import annotations
 
+
 import os
 from dataclasses import dataclass
 from pathlib import Path as FsPath
@@ -14,7 +15,7 @@ from typing import Any, Callable
 from pydantic import BaseModel, ValidationError
 
 from . import rules
-from .messages import describe_pydantic_error, describe_value
+from .messages import closest, describe_pydantic_error, describe_value
 from .schema import Bank, BankHeader, Question
 from .yamlsource import MAX_FILE_BYTES, Document, Path, Position, SourceError, parse, too_large
 
@@ -91,8 +92,15 @@ class _Collector:
         self.errors.append(BankError(self.file, position.line, position.column, format_path(path), message))
 
     def add_validation(self, error: ValidationError, prefix: Path, model: type[BaseModel]) -> None:
-        for item in error.errors(include_url=False):
+        items = error.errors(include_url=False)
+        # A misspelt field (explaination:) is one mistake: its did-you-mean says it all, so the field it stands for
+        # is not also reported missing.
+        misspelt = {tuple(item["loc"][:-1]) + (close,) for item in items if item["type"] == "extra_forbidden"
+                    if (close := closest(str(item["loc"][-1]), _fields_of(model, item["loc"])))}
+        for item in items:
             loc = tuple(item["loc"])
+            if item["type"] == "missing" and loc in misspelt:
+                continue
             allowed = _fields_of(model, loc) if item["type"] == "extra_forbidden" else ()
             self.add(prefix + loc, describe_pydantic_error(item, allowed=allowed),
                      of_key=item["type"] == "extra_forbidden")

@@ -47,6 +47,11 @@ _BOUNDS = {"greater_than_equal": ("ge", "at least"), "greater_than": ("gt", "gre
 _YAML_1_1_BOOLEANS = {"yes", "no", "on", "off", "y", "n"}
 
 
+def closest(unknown: str, allowed: Sequence[str]) -> str | None:
+    """The allowed name an unknown one is most likely a misspelling of, if any is close."""
+    return next(iter(difflib.get_close_matches(unknown, allowed, n=1)), None)
+
+
 def describe_pydantic_error(item: dict, *, name: str | None = None, allowed: Sequence[str] = ()) -> str:
     """One sentence for one item of `ValidationError.errors()`.
 
@@ -61,9 +66,9 @@ def describe_pydantic_error(item: dict, *, name: str | None = None, allowed: Seq
     if kind == "extra_forbidden":
         unknown = str(loc[-1]) if loc else ""
         message = f"unknown {'parameter' if name else 'field'} '{unknown}'"
-        close = difflib.get_close_matches(unknown, allowed, n=1)
+        close = closest(unknown, allowed)
         if close:
-            message += f"; did you mean '{close[0]}'?"
+            message += f"; did you mean '{close}'?"
         return message + (f" (allowed: {', '.join(allowed)})" if allowed else "")
     if kind == "finite_number" and name:
         return f"{name} must be a number, got {got}"  # a student typed "nan" into a control
