@@ -86,6 +86,13 @@ def test_a_visual_that_cannot_take_the_key_as_a_prediction_is_refused(kind, para
     assert len(problems) == 1 and words in problems[0][1], problems
 
 
+def test_a_misspelt_kind_gets_its_did_you_mean():
+    ((path, message),) = check_visual("head_split", {})
+    assert path == ("kind",) and message.startswith("unknown visual kind 'head_split' (did you mean 'head-split'?); "
+                                                    "the kinds are attention-playground, ")
+    assert "did you mean" not in check_visual("heatmap", {})[0][1]
+
+
 def test_a_visual_that_can_draw_the_key_passes():
     assert check_visual("soft-lookup", {}, "cells", [[0, 0], [1, 2]]) == []
     assert check_visual("soft-lookup", {"weight_cell": "0,0"}, "numeric", 0.78) == []

@@ -142,3 +142,16 @@ def test_the_preview_shows_the_banks_settings_the_learn_link_and_whose_predictio
     assert 'id="bank-assessment"' not in plain
     predicted = instructor.get("/instructor/preview/attention-practice/predict-soft-lookup").get_data(as_text=True)
     assert "drawn as a student who gave the key sees it" in predicted
+
+
+def test_a_large_numeric_key_is_written_as_students_see_it(instructor):
+    """The preview wrote 1.04858e+06 (Python's %g) where the answer page shows 1048576."""
+    for seed in range(40):
+        html = instructor.get(f"/instructor/preview/attention-practice/attention-cost-variant?seed={seed}").get_data(
+            as_text=True)
+        key = int(re.search(r"Answer: <strong>([^<]+)</strong>", html).group(1))
+        if key >= 1_000_000:
+            break
+    else:
+        pytest.fail("no seed of 40 drew a key of a million or more")
+    assert "e+0" not in re.search(r"Answer: <strong>[^<]+</strong>", html).group(0)

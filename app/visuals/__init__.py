@@ -33,12 +33,15 @@ def check_visual(kind: str, params: dict, question_type: str | None = None, key=
     way: a count, a head width). Either way the visual must take the question's `key` (its answer) as a
     prediction.
     """
+    from ..bank.messages import closest
     from .service import describe_validation_error
 
     _load_kinds()
     visual_kind = KINDS.get(kind)
     if visual_kind is None:
-        return [(("kind",), f"unknown visual kind {kind!r}; the kinds are {', '.join(sorted(KINDS))}")]
+        close = closest(str(kind), sorted(KINDS))
+        hint = f" (did you mean {close!r}?)" if close else ""
+        return [(("kind",), f"unknown visual kind {kind!r}{hint}; the kinds are {', '.join(sorted(KINDS))}")]
     if question_type == "cells" and "cells" not in visual_kind.predictions:
         able = sorted(name for name, other in KINDS.items() if "cells" in other.predictions)
         return [(("kind",), f"a cells question's visual draws the student's prediction, and {kind!r} cannot; "
