@@ -266,6 +266,9 @@ def parse_form_answer(question: Question, values: list[str]) -> Answer:
         return raw == "true"
     if question.type == "single_choice":
         return parse_answer(question, raw)
+    unit = (question.unit or "").strip()
+    if unit and raw.casefold().endswith(unit.casefold()) and raw[:-len(unit)].strip():
+        raw = raw[:-len(unit)].strip()  # "1280000 multiply-adds": the unit the page prints beside the field
     try:
         number = _number_text(raw)
     except ValueError:

@@ -77,6 +77,14 @@ def numeric(answer, tolerance: str = ""):
 
 
 NUMERIC = numeric(8)
+WITH_UNIT = make_question("""\
+    - id: cost
+      type: numeric
+      prompt: P
+      explanation: E
+      answer: 1280000
+      unit: multiply-adds
+""")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -150,6 +158,10 @@ def test_unknown_option_id_is_truncated_in_the_message():
     (NUMERIC, [" 0.5 "], 0.5),
     (NUMERIC, ["\u22123"], -3.0),  # a typographic minus sign, as pasted from a document
     (NUMERIC, ["1e3"], 1000.0),
+    # The unit the page prints beside the field, typed after the number, as Moodle allows
+    (WITH_UNIT, ["1,280,000 multiply-adds"], 1280000.0),
+    (WITH_UNIT, ["1280000 Multiply-Adds"], 1280000.0),
+    (WITH_UNIT, ["1280000multiply-adds"], 1280000.0),
 ])
 def test_parse_form_answer_accepts(question, values, parsed):
     assert parse_form_answer(question, values) == parsed
@@ -176,6 +188,9 @@ def test_parse_form_answer_accepts(question, values, parsed):
     (NUMERIC, ["inf"], "This question needs a finite number as its answer."),
     (NUMERIC, ["1e999"], "This question needs a finite number as its answer."),
     (NUMERIC, ["1" * (MAX_NUMERIC_TEXT + 1)], "That number is too long; type it with fewer digits."),
+    (NUMERIC, ["8 multiply-adds"], "'8 multiply-adds' is not a number; type digits like 32 or 0.5."),  # no unit
+    (WITH_UNIT, ["multiply-adds"], "'multiply-adds' is not a number; type digits like 32 or 0.5."),
+    (WITH_UNIT, ["1280000 flops"], "'1280000 flops' is not a number; type digits like 32 or 0.5."),
 ])
 def test_parse_form_answer_refuses(question, values, message):
     with pytest.raises(BadInput) as caught:
