@@ -144,7 +144,7 @@ def check_claims(length: int, d_model: int, train_length: int, choice: str) -> N
     chosen = [option for option in OPTIONS if option in choice.split(",")]
     missed = [option for option in OPTIONS if option not in chosen]
     if not chosen:
-        assert alt.endswith("All three properties hold, so all three options are correct.")
+        assert alt.endswith("All three properties hold.")
     elif not missed:
         assert "You ticked all three options, and each is correct" in alt
     else:

@@ -84,7 +84,7 @@ def choice_sentence(result: PositionEncodingResult) -> str:
 
     missed = [option for option in OPTIONS if option not in result.chosen]
     if not result.chosen:
-        return "All three properties hold, so all three options are correct."
+        return "All three properties hold."  # no answer to speak to (a tutorial page, a figure's own address)
     if not missed:
         return ("You ticked all three options, and each is correct: each panel shows one property holding "
                 "for this encoding.")
