@@ -58,7 +58,8 @@ def test_the_playground_refuses_a_bad_model_with_a_sentence(client):
     assert response.status_code == 400
     page = html.unescape(response.get_data(as_text=True))
     assert "layer must be at most" in page
-    assert "The plot shows the question's own values instead: change the marked value to draw yours." in page
+    # A tutorial page has no question: the figure falls back to its default values.
+    assert "The plot shows the default values instead: change the marked value to draw yours." in page
 
 
 def test_the_real_model_counts_in_the_text_are_the_engines(client):

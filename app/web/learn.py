@@ -63,7 +63,7 @@ def page(page: str):
         raise NotFound(f"There is no tutorial page {page[:60]!r}; the topics are listed at /learn.")
     title, sections = PAGES[page]
     args = request.args.to_dict(flat=False)
-    visuals = {anchor: visual_view(kind, {}, args) for anchor, kind in sections}
+    visuals = {anchor: visual_view(kind, {}, args, own="the default values") for anchor, kind in sections}
     shown = [v for v in visuals.values() if v is not None]
     status = max((v.status for v in shown), default=200)  # 400 for refused values, 429/503 when too busy
     retry_after = max((v.retry_after for v in shown if v.retry_after), default=None)

@@ -144,8 +144,9 @@ def with_answer(kind: VisualKind, params: VisualParams, question_type: str, answ
 
 def visual_view(kind_name: str, base: Mapping | None, args: Mapping[str, list[str]],
                 learn: str | None = None, question_type: str | None = None, answer=None,
-                key=None) -> VisualView | None:
+                key=None, own: str = "the question's own values") -> VisualView | None:
     """Build the view; `args` (the page's query string) override controls only when `v` names this kind.
+    `own` names the `base` values a refused change falls back to ("the default values" on a tutorial page).
 
     `answer`, the student's answer to a `question_type` question on an answer page, goes to the kind's choice param, so the visual marks
     it, or, for a cells or numeric question, is drawn as their prediction beside `key`, the question's answer
@@ -189,7 +190,7 @@ def visual_view(kind_name: str, base: Mapping | None, args: Mapping[str, list[st
             marking = len(invalid) + len(across)
             marked = f": change the marked value{'s' if marking > 1 else ''} to draw yours" if marking else ""
             error = " ".join([*problem.unplaced, *elsewhere,
-                              f"The plot shows the question's own values instead{marked}."])
+                              f"The plot shows {own} instead{marked}."])
             status = 400
     cache = visual_cache()
     computed = None
@@ -201,7 +202,7 @@ def visual_view(kind_name: str, base: Mapping | None, args: Mapping[str, list[st
         except (TooManyRenders, RenderGateFull) as problem:
             refusal = problem if isinstance(problem, TooManyRenders) else RendersBusy()
             params, status, retry_after = base_params, refusal.status, refusal.retry_after
-            error = f"{refusal.message} The plot shows the question's own values instead."
+            error = f"{refusal.message} The plot shows {own} instead."
     if computed is None:
         computed = cache.visual(kind, params)  # the page's own figure: the same for everyone
     return VisualView(

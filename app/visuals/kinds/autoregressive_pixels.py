@@ -234,7 +234,7 @@ class AutoregressivePixelsKind(VisualKind[AutoregressivePixelsResult]):
         Control("col", "Chosen pixel's column (0 = left)", "int", min=0, max=MAX_SIDE - 1, step=1,
                 help="Must be below the image width."),
         Control("mask", "Mask for the generation steps", "choice",
-                choices=(("causal", "Full causal (Image GPT)"), ("local", "Local 1-D blocks (Image Transformer)"))),
+                choices=(("causal", "Image GPT: full causal"), ("local", "Image Transformer: local"))),
         Control("block", "Local block size (pixels)", "int", min=1, max=MAX_PIXELS, step=1,
                 help="Each query block attends to itself and the block before it; "
                      "a block as long as the image makes the local mask the full causal one."),
