@@ -14,8 +14,8 @@ from ..visuals.base import pixel_size
 
 
 def _colours() -> tuple[tuple, str]:
-    """(highlight, plain): a dark blue from the colour-vision-safe map for the correct bars (also hatched and
-    labelled, so colour is never the only cue), and a neutral light grey for the others. Not the map's bright
+    """(highlight, plain): a dark blue from the colour-vision-safe map for the correct bars (also hatched, and
+    "(correct)" in their labels, so colour is never the only cue: no legend to cover a bar), and a neutral light grey for the others. Not the map's bright
     green end, which instructors read as "correct" on the wrong answers' bars."""
     from matplotlib import colormaps
 
@@ -71,8 +71,6 @@ def alt_text(chart: CountChart) -> str:
 @lru_cache(maxsize=128)
 def render_png(chart: CountChart) -> bytes:
     """Deterministic PNG bytes; cached because the same counts are asked for on every page view."""
-    from matplotlib.patches import Patch
-
     from ..plots.figure import new_figure, to_png
 
     highlight_colour, plain_colour = _colours()
@@ -94,8 +92,5 @@ def render_png(chart: CountChart) -> bytes:
     ax.set_xlabel(f"number of {chart.subject}")
     ax.set_ylabel(chart.category_title)
     ax.set_title(chart.title, loc="left", fontsize=10)
-    if any(chart.highlighted):
-        ax.legend(handles=[Patch(facecolor=highlight_colour, hatch="//", edgecolor="#1d1b2f", label=chart.highlight_label)],
-                  loc="best", fontsize=8)
     ax.spines[["top", "right"]].set_visible(False)
     return to_png(figure)
