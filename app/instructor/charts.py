@@ -15,8 +15,8 @@ from ..visuals.base import pixel_size
 
 def _colours() -> tuple[tuple, str]:
     """(highlight, plain): a dark blue from the colour-vision-safe map for the correct bars (also hatched, and
-    "(correct)" in their labels, so colour is never the only cue: no legend to cover a bar), and a neutral light grey for the others. Not the map's bright
-    green end, which instructors read as "correct" on the wrong answers' bars."""
+    "(correct)" in their labels, so colour is never the only cue and no legend covers a bar), and a neutral light
+    grey for the others. Not the map's bright green end, which instructors read as "correct" on wrong answers."""
     from matplotlib import colormaps
 
     from ..plots.figure import SEQUENTIAL
