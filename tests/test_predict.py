@@ -453,7 +453,7 @@ def test_a_rule_across_two_fields_marks_both_and_says_its_sentence_once(client, 
     assert refused.status_code == 400 and set(fields) == set(marked) and all(sentence in f for f in fields.values())
 
 
-def test_a_refused_value_stays_in_its_field_marked_with_its_message_and_the_figure_is_the_questions(client):
+def test_a_refused_value_stays_in_its_field_marked_with_its_message_and_the_figure_is_the_pages_own(client):
     page = client.get("/learn/attention?v=soft-lookup&temperature=99&queries=kitten+dog&keys=cat+tree")
     html = page.get_data(as_text=True)
     assert page.status_code == 400
@@ -465,7 +465,7 @@ def test_a_refused_value_stays_in_its_field_marked_with_its_message_and_the_figu
     # The status line says what the figure shows, without the field's sentence a second time.
     status = re.search(r'<p class="visual-error" id="soft-lookup-status"[^>]*>([^<]*)</p>', html).group(1)
     assert html.count(message.group(1)) == 1
-    assert status == "The plot shows the question&#39;s own values instead: change the marked value to draw yours."
+    assert status == "The plot shows the default values instead: change the marked value to draw yours."
     # The other fields keep what the student typed, unmarked; their help is still their description.
     queries = control(html, "soft-lookup-queries")
     assert 'value="kitten dog"' in queries and "aria-invalid" not in queries
