@@ -6,7 +6,6 @@ add errors; a file with any error yields no bank, and the caller decides what to
 
 from __future__ import annotations
 
-
 import os
 from dataclasses import dataclass
 from pathlib import Path as FsPath
