@@ -276,6 +276,11 @@ def test_instructor_pages_have_no_serious_violations(a11y_server, page, axe_resu
     }.items():
         page.goto(base + path)
         check_page(page, name, axe_results)
+    page.goto(f"{base}/instructor/banks/{SEED_BANK}/attempts")
+    check_page(page, "instructor attempts", axe_results)
+    page.locator("#attempts tbody a").first.click()
+    page.wait_for_url("**/attempts/*")
+    check_page(page, "instructor attempt review", axe_results)
     # A served bank whose file stops validating: the preview keeps it and shows the new errors.
     stale_file = a11y_server.quiz_dir / "stale.yaml"
     stale_file.write_text(stale_file.read_text() + "  - id: [unclosed\n")

@@ -210,11 +210,11 @@ def test_a_signed_out_visitor_is_sent_to_sign_in_and_then_back(client):
 
 
 def test_every_instructor_route_is_closed_without_signing_in(app, client):
-    take_quiz(app, ["true", "a", ["x"], "8"])  # so every chart has something to draw
+    student = take_quiz(app, ["true", "a", ["x"], "8"])  # so every chart has something to draw
     rules = [r for r in app.url_map.iter_rules()
              if r.endpoint.startswith("instructor.") and r.endpoint != "instructor.login"]
     assert len(rules) >= 6
-    sample = {"bank_id": BANK, "question_id": "sc"}
+    sample = {"bank_id": BANK, "question_id": "sc", "attempt_id": attempt_id(student)}
     with app.test_request_context():
         urls = [(rule, url_for(rule.endpoint, **{a: sample[a] for a in rule.arguments})) for rule in rules]
     token = csrf_token(client.get("/instructor/login").get_data(as_text=True))

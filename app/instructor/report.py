@@ -10,19 +10,21 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import timezone
 from typing import Any, NamedTuple
 
 from sqlalchemy import Engine, case, func, select
 
 from ..bank.schema import Bank, Question
 from ..bank.variants import VariantError, apply, draw, sample_seeds
-from ..db import attempts, responses, tries
+from ..db import attempts, metadata, responses, tries
 from ..web.formats import number
 from . import stats
 from .charts import CountChart
 
 NUMERIC_TOP = 8  # distinct numeric answers charted; the rest are summed into one bar
 HISTOGRAM_BINS = 10
+ATTEMPTS_PER_PAGE = 50  # rows of the attempts list; the CSV has every response
 
 
 @dataclass(frozen=True)
@@ -92,6 +94,33 @@ class BankReport:
     questions: list[QuestionReport] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class AttemptRow:
+    """One attempt as the attempts list and an attempt's review name it."""
+
+    id: str
+    name: str | None  # the LMS's name for the learner, else the name the student typed; None: anonymous
+    lms_user: str | None  # the LMS's user id, for an attempt an LMS launch started
+    started: Any  # datetime, UTC
+    finished: Any  # datetime or None: in progress
+    total: float | None  # the stored total of a finished attempt
+    max_score: int | None
+    missed_only: bool  # a retake of only the questions the student missed before
+
+    @property
+    def seconds(self) -> int | None:
+        """How long a finished attempt took, start to finish, in whole seconds."""
+        return None if self.finished is None else int((self.finished - self.started).total_seconds())
+
+
+@dataclass(frozen=True)
+class AttemptPage:
+    rows: list[AttemptRow]
+    total: int  # attempts at the bank, every page's
+    page: int  # from 1
+    pages: int
+
+
 # --- reading -----------------------------------------------------------------------------------
 
 def bank_summaries(engine: Engine, banks: Iterable[Bank]) -> list[BankSummary]:
@@ -116,6 +145,43 @@ def load_attempts(engine: Engine, bank_id: str) -> list[Any]:
                         attempts.c.max_score, attempts.c.question_ids).where(attempts.c.bank_id == bank_id))
     with engine.connect() as connection:
         return list(connection.execute(statement))
+
+
+def _attempt_rows(connection, where, *, offset: int = 0, limit: int | None = None) -> list[AttemptRow]:
+    lms_users = metadata.tables["lti_attempts"]  # an LMS launch's attempt: whose it is (app.lti.store)
+    statement = (select(attempts.c.id, attempts.c.display_name, attempts.c.started_at, attempts.c.finished_at,
+                        attempts.c.total_score, attempts.c.max_score, attempts.c.question_ids,
+                        lms_users.c.user_sub, lms_users.c.user_name)
+                 .select_from(attempts.outerjoin(lms_users, lms_users.c.attempt_id == attempts.c.id))
+                 .where(where).order_by(attempts.c.started_at.desc(), attempts.c.id).offset(offset).limit(limit))
+    return [AttemptRow(id=r.id, name=r.user_name or r.display_name, lms_user=r.user_sub,
+                       started=_utc(r.started_at), finished=_utc(r.finished_at),
+                       total=None if r.total_score is None else float(r.total_score), max_score=r.max_score,
+                       missed_only=r.question_ids is not None)
+            for r in connection.execute(statement)]
+
+
+def _utc(moment):
+    """SQLite hands back UTC without its zone; PostgreSQL with it."""
+    return moment if moment is None or moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+def attempt_page(engine: Engine, bank_id: str, page: int, per_page: int = ATTEMPTS_PER_PAGE) -> AttemptPage:
+    """Page `page` of the bank's attempts, newest first (a page past the last is the last)."""
+    with engine.connect() as connection:
+        total = connection.execute(select(func.count()).select_from(attempts)
+                                   .where(attempts.c.bank_id == bank_id)).scalar_one()
+        pages = max(1, math.ceil(total / per_page))
+        page = min(max(page, 1), pages)
+        rows = _attempt_rows(connection, attempts.c.bank_id == bank_id, offset=(page - 1) * per_page,
+                             limit=per_page)
+    return AttemptPage(rows=rows, total=total, page=page, pages=pages)
+
+
+def attempt_row(engine: Engine, bank_id: str, attempt_id: str) -> AttemptRow | None:
+    with engine.connect() as connection:
+        found = _attempt_rows(connection, (attempts.c.bank_id == bank_id) & (attempts.c.id == attempt_id))
+    return found[0] if found else None
 
 
 def _decode(raw: str) -> Any:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from datetime import datetime, timezone
+from typing import NamedTuple
 
 from flask import (Blueprint, Response, current_app, flash, redirect, render_template, request,
                    stream_with_context, url_for)
@@ -15,8 +16,10 @@ from flask import (Blueprint, Response, current_app, flash, redirect, render_tem
 from ..authoring.cli import app_renderer
 from ..authoring.export import FORMATS, MATH_MODES, VISUAL_PLACEMENTS, export_bank
 from ..bank import banks
+from ..bank.schema import Question
 from ..bank.variants import MAX_SEED
 from ..errors import AppError, BadInput, NotFound
+from ..grading import Grade
 from ..web import progress
 from ..web.limits import client_address, limiter
 from . import auth, export, regrade, report
@@ -27,7 +30,8 @@ bp = Blueprint("instructor", __name__, url_prefix="/instructor")
 OPEN_ENDPOINTS = {"instructor.login"}
 # GET pages that send a signed-out visitor to the sign-in page; every other route answers 401.
 HTML_PAGES = {"instructor.dashboard", "instructor.bank", "instructor.preview_index", "instructor.preview_bank",
-              "instructor.preview_question", "instructor.export_page", "instructor.regrade_page"}
+              "instructor.preview_question", "instructor.export_page", "instructor.regrade_page",
+              "instructor.attempts", "instructor.attempt"}
 REGRADE_ROWS = 200  # changes listed on the regrade page; the rest are counted (the command lists them all)
 
 
@@ -157,6 +161,50 @@ def histogram_png(bank_id: str):
 def question_png(bank_id: str, question_id: str):
     bank_, question = banks().question(bank_id, question_id)
     return _png(report.question_chart(_engine(), bank_, question))
+
+
+def _page_number(raw: str | None) -> int:
+    """?page=N, a whole number from 1 (the list clamps one past its end to its last page)."""
+    if raw is None:
+        return 1
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 6 and int(raw) >= 1):
+        raise BadInput("The page number must be a whole number from 1, e.g. ?page=2.")
+    return int(raw)
+
+
+@bp.get("/banks/<bank_id>/attempts")
+def attempts(bank_id: str):
+    """Every attempt at the bank, newest first, a page at a time, each linked to its review."""
+    bank_ = banks().get(bank_id)
+    progress.close_overdue(bank_)
+    return render_template("instructor/attempts.html", bank=bank_,
+                           listing=report.attempt_page(_engine(), bank_.id, _page_number(request.args.get("page"))))
+
+
+@bp.get("/banks/<bank_id>/attempts/<attempt_id>")
+def attempt(bank_id: str, attempt_id: str):
+    """One attempt as its student answered it: each question's variant, every try with its own score, the final
+    answer against the key and the score recorded. The key is shown whatever the bank's feedback mode."""
+    bank_ = banks().get(bank_id)
+    found = progress.load(bank_, attempt_id)
+    if found is not None and not found.finished and progress.close_if_over(found):
+        found = progress.load(bank_, attempt_id)  # a timed attempt its student left: finished once its time is up
+    row = report.attempt_row(_engine(), bank_.id, attempt_id) if found is not None else None
+    if row is None:
+        raise NotFound(f"{bank_.title} has no attempt {attempt_id[:40]!r}. Its attempts list links each one.")
+    items = [ReviewItem(found.variant(q), found.tries(q), found.result(q), found.recorded(q), found.best_try(q))
+             for q in found.questions]
+    return render_template("instructor/attempt.html", bank=bank_, row=row, attempt=found, items=items)
+
+
+class ReviewItem(NamedTuple):
+    """One question of an attempt's review."""
+
+    question: Question  # the attempt's variant
+    tries: list  # progress.Try, oldest first: those that still fit the question
+    result: Grade | None  # the final answer against the key as it is now; None: open, or changed since
+    recorded: float | None  # the score stored (what the report and an LMS hold); None: not answered
+    best_try: int  # the try whose score stands
 
 
 @bp.get("/banks/<bank_id>/responses.csv")

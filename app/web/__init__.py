@@ -107,7 +107,7 @@ def init_app(app: Flask) -> None:
     app.jinja_env.filters["markdown"] = render_markdown
     app.jinja_env.filters["markdown_inline"] = render_inline
     app.jinja_env.filters.update(score=formats.score, percent=formats.percent, number=formats.number,
-                                 moment=progress.when,
+                                 moment=progress.when, duration=progress.duration,
                                  template_prompt=lambda question: progress.preview(question).prompt)
     app.jinja_env.globals["narrow_media"] = visual_views.NARROW_MEDIA
     app.jinja_env.globals["max_earlier"] = progress.MAX_EARLIER
