@@ -351,6 +351,32 @@ def test_the_instructor_sees_this_course_only_and_who_has_not_started(tool, lms)
     assert "Jon Not-Started" in page.text and "<li>Ivy</li>" not in page.text
 
 
+def test_the_course_page_opens_each_of_its_attempts_and_no_other_courses(tool, lms):
+    nia = requests.Session()
+    launch(nia, lms, learner("nia", context="course-r"))
+    answer_all(nia, tool, RIGHT)
+    outsider = requests.Session()
+    launch(outsider, lms, learner("oto", context="course-r-other"))
+    answer_all(outsider, tool, RIGHT)
+    teacher = requests.Session()
+    page = launch(teacher, lms, instructor(context="course-r"))
+    links = re.findall(r'href="(/lti/course/attempts/[0-9a-f]+)">Student nia<', page.text)
+    assert len(links) == 1
+    review = teacher.get(tool.url + links[0])
+    assert review.status_code == 200 and "Student nia's attempt" in review.text
+    assert "Their answer" in review.text and "Correct answer" in review.text and "2 / 2" in review.text
+    assert 'href="/lti/course">Course course-r</a>' in review.text  # back to the course page, not /instructor
+    assert "/instructor/" not in review.text.split("<footer", 1)[0]
+    # Another course's attempt, and an unknown one, are not this course's: 404.
+    assert teacher.get(f"{tool.url}/lti/course/attempts/{'0' * 32}").status_code == 404
+    teacher_elsewhere = requests.Session()
+    other_page = launch(teacher_elsewhere, lms, instructor(context="course-r-other"))
+    (other_link,) = re.findall(r'href="(/lti/course/attempts/[0-9a-f]+)">Student oto<', other_page.text)
+    assert teacher.get(tool.url + other_link).status_code == 404
+    # A learner gets no review, even of their own attempt.
+    assert nia.get(tool.url + links[0]).status_code == 403
+
+
 def test_a_learner_cannot_open_the_course_page_or_send_grades(tool, lms):
     student = requests.Session()
     page = launch(student, lms, learner("lee", context="course-m"))

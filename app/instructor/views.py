@@ -185,7 +185,12 @@ def attempts(bank_id: str):
 def attempt(bank_id: str, attempt_id: str):
     """One attempt as its student answered it: each question's variant, every try with its own score, the final
     answer against the key and the score recorded. The key is shown whatever the bank's feedback mode."""
-    bank_ = banks().get(bank_id)
+    return attempt_review(banks().get(bank_id), attempt_id)
+
+
+def attempt_review(bank_, attempt_id: str, course: dict | None = None):
+    """The review page of one attempt at `bank_`; `course`: an LMS course page's scope, whose pages link back to it
+    (the caller has checked that the attempt is that course's)."""
     found = progress.load(bank_, attempt_id)
     if found is not None and not found.finished and progress.close_if_over(found):
         found = progress.load(bank_, attempt_id)  # a timed attempt its student left: finished once its time is up
@@ -194,7 +199,7 @@ def attempt(bank_id: str, attempt_id: str):
         raise NotFound(f"{bank_.title} has no attempt {attempt_id[:40]!r}. Its attempts list links each one.")
     items = [ReviewItem(found.variant(q), found.tries(q), found.result(q), found.recorded(q), found.best_try(q))
              for q in found.questions]
-    return render_template("instructor/attempt.html", bank=bank_, row=row, attempt=found, items=items)
+    return render_template("instructor/attempt.html", bank=bank_, row=row, attempt=found, items=items, course=course)
 
 
 class ReviewItem(NamedTuple):

@@ -27,6 +27,7 @@ ROUTES = [
     ("/launch", "launch", ["POST"]),
     ("/course", "course", ["GET"]),
     ("/course/grades", "send_grades", ["POST"]),
+    ("/course/attempts/<attempt_id>", "course_attempt", ["GET"]),
     ("/deep-link", "deep_link", ["POST"]),
     ("/jwks", "jwks", ["GET"]),
 ]

@@ -211,6 +211,18 @@ def course():
                            placements=[_placement(link) for link in store.course_links(*where)])
 
 
+def course_attempt(attempt_id: str):
+    """An attempt made from one of the course's links, question by question, as the instructor area shows it."""
+    from ..instructor.views import attempt_review
+
+    scope = _course()
+    made = next((a for a in store.course_attempts(scope["platform"], scope["deployment"], scope["context"])
+                 if a.id == attempt_id), None)
+    if made is None:
+        raise NotFound("This course has no such attempt. The course page links each attempt made from its links.")
+    return attempt_review(banks().get(made.bank_id), attempt_id, course=scope)
+
+
 def _placement(link: store.Link) -> dict:
     """A link of the course, with the settings its attempts run under: the link's own where it sets them."""
     try:
