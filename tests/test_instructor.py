@@ -537,3 +537,20 @@ def test_a_parameterised_prompt_on_the_report_shows_each_number_to_draw_as_an_el
     prompt = re.search(r'<div class="prompt">(.*?)</div>', page, re.S).group(1)
     assert "{{" not in prompt and "…" in prompt and "heads, how wide" in prompt
     assert 'alttext="d_{model} = …"' in prompt
+
+
+def test_an_error_in_the_instructor_area_keeps_its_links_and_leads_back_to_the_dashboard(client):
+    sign_in(client)
+    page = client.get(f"/instructor/banks/{BANK}/attempts?page=x")
+    html = page.get_data(as_text=True)
+    assert page.status_code == 400 and "page number must be a whole number" in html
+    assert "Preview banks" in html and "Sign out" in html and "Back to the dashboard" in html
+    missing = client.get("/instructor/banks/nope").get_data(as_text=True)
+    assert "Preview banks" in missing and "Back to the dashboard" in missing
+    # Signed out, the area's refusal shows none of its links.
+    client.post("/instructor/logout", data={"csrf_token": csrf_token(client.get("/instructor/").get_data(
+        as_text=True))})
+    refused = client.get(f"/instructor/banks/{BANK}/responses.csv")
+    assert refused.status_code == 401
+    assert "Preview banks" not in refused.get_data(as_text=True)
+    assert "Back to the quizzes" in refused.get_data(as_text=True)
