@@ -271,6 +271,9 @@ def test_instructor_pages_have_no_serious_violations(a11y_server, page, axe_resu
         "instructor regrade page": f"/instructor/banks/{SEED_BANK}/regrade",
         "instructor preview index": "/instructor/preview/",
         "instructor preview question": f"/instructor/preview/{SEED_BANK}/multi-head-subspaces",
+        "instructor preview, an answer tried": f"/instructor/preview/{SEED_BANK}/multi-head-subspaces?answer=false",
+        "instructor preview, an answer refused": f"/instructor/preview/{PRACTICE_BANK}/head-dimension-variant"
+                                                 "?seed=7&answer=twelve",
         "instructor preview variant": f"/instructor/preview/{PRACTICE_BANK}/head-dimension-variant?seed=7",
         "error 400 bad seed": f"/instructor/preview/{PRACTICE_BANK}/head-dimension-variant?seed=x",
     }.items():

@@ -99,7 +99,8 @@ def test_preview_marks_the_cells_of_the_key(instructor):
     n = int(re.search(r"<code>n = (\d)</code>", html).group(1))
     assert f"{n * (n + 1) // 2} of {n * n} cells are right" in html
     assert html.count('<td class="is-hit">') == n * (n + 1) // 2
-    assert re.findall(r'<th scope="row">([^<]*)</th>', html) == [str(i) for i in range(1, n + 1)]
+    key_table = html.split('id="try-heading"', 1)[0]  # not the grid of "Answer as a student" below it
+    assert re.findall(r'<th scope="row">([^<]*)</th>', key_table) == [str(i) for i in range(1, n + 1)]
 
 
 def test_the_preview_says_how_the_bank_gives_feedback(instructor):
@@ -155,3 +156,55 @@ def test_a_large_numeric_key_is_written_as_students_see_it(instructor):
     else:
         pytest.fail("no seed of 40 drew a key of a million or more")
     assert "e+0" not in re.search(r"Answer: <strong>[^<]+</strong>", html).group(0)
+
+
+def _words(html: str) -> str:
+    return " ".join(re.sub(r"<[^>]+>", " ", html.split("<main", 1)[1]).split())
+
+
+def test_an_answer_tried_in_the_preview_is_graded_as_the_answer_page_grades_it_and_stored_nowhere(instructor):
+    url = "/instructor/preview/attention-transformers/head-dimension"
+    html = instructor.get(url).get_data(as_text=True)
+    assert 'id="try-heading"' in html and 'id="tried-verdict"' not in html  # the form, and no verdict yet
+    wrong = instructor.get(f"{url}?answer=64").get_data(as_text=True)
+    words = _words(wrong)
+    assert "Not quite Score: 0 / 1" in words
+    assert "Your choice Incorrect" in words and "Missed Correct answer" in words
+    assert re.search(r'value="64" checked', wrong)  # the tried option stays picked
+    right = _words(instructor.get(f"{url}?answer=32").get_data(as_text=True))
+    assert "Correct Score: 1 / 1" in right
+    engine = instructor.application.extensions["db_engine"]
+    with engine.connect() as connection:
+        from sqlalchemy import func, select
+
+        from app import db
+        assert connection.execute(select(func.count()).select_from(db.attempts)).scalar_one() == 0
+        assert connection.execute(select(func.count()).select_from(db.tries)).scalar_one() == 0
+
+
+def test_a_refused_answer_in_the_preview_is_said_beside_the_form_and_kept_to_correct(instructor):
+    url = "/instructor/preview/attention-practice/head-dimension-variant?seed=3"
+    response = instructor.get(f"{url}&answer=twelve")
+    html = response.get_data(as_text=True)
+    assert response.status_code == 200
+    assert re.search(r'<p class="form-error" role="alert" id="answer-error">[^<]+</p>', html)
+    assert 'value="twelve"' in html and 'id="tried-verdict"' not in html
+    # Two answers to a question that takes one, or an option that does not exist: refused the same way.
+    assert 'id="answer-error"' in instructor.get(
+        "/instructor/preview/attention-transformers/head-dimension?answer=zz").get_data(as_text=True)
+
+
+def test_the_preview_draws_the_figure_for_the_answer_tried_and_keeps_it_when_the_controls_change(instructor):
+    url = "/instructor/preview/attention-practice/predict-soft-lookup"
+    as_key = instructor.get(url).get_data(as_text=True)
+    tried = instructor.get(f"{url}?answer=0,2").get_data(as_text=True)  # kitten → car: a wrong pick
+    assert "Not quite" in _words(tried) and "drawn for the answer graded above" in tried
+
+    def src(html):
+        return re.search(r'<img class="visual-image" src="([^"]+)"', html).group(1)
+
+    assert src(tried) != src(as_key)
+    assert "0%2C2" in src(tried) or "0,2" in src(tried)  # the tried cell is drawn as the prediction
+    controls = tried.split('class="visual-controls"', 1)[1].split("</form>", 1)[0]
+    assert '<input type="hidden" name="answer" value="0,2">' in controls
+    assert '<input type="hidden" name="seed" value="0">' in controls

@@ -11,7 +11,7 @@ from flask import redirect, render_template, request, url_for
 from ..bank import banks
 from ..bank.variants import MAX_SEED, VariantError, apply, draw, has_params, parse_seed, sample_seeds
 from ..errors import BadInput
-from ..grading import correct_answer
+from ..grading import correct_answer, grade, parse_form_answer
 from ..web.progress import duration, when
 from ..web.visual_views import visual_view
 from .views import bp
@@ -48,15 +48,21 @@ def preview_question(bank_id: str, question_id: str):
         else:
             raise BadInput(f"Seed {seed} cannot be instantiated: {failure}")
     index = bank.index_of(question.id)
-    visual, key = None, correct_answer(question)
-    if question.visual is not None:  # drawn as a student who answered right would see it
+    key, given, tried, refused = correct_answer(question), request.args.getlist("answer"), None, None
+    if given:  # "Answer as a student": graded as the answer page grades it, and stored nowhere
+        try:
+            tried = grade(question, parse_form_answer(question, given))
+        except BadInput as error:
+            refused = error.message
+    visual = None
+    if question.visual is not None:  # drawn for the answer tried, else as a student who answered right sees it
         visual = visual_view(question.visual.kind, question.visual.params, request.args.to_dict(flat=False),
-                             question.learn, question.type, answer=key, key=key)
+                             question.learn, question.type, answer=tried.answer if tried else key, key=key)
     stale_file = registry.stale.get(bank.id)
     return render_template(
         "instructor/preview.html", bank=bank, question=question, template=template, seed=seed, values=values,
         failure=failure, shown_seed=shown_seed, settings=_settings(bank),
-        key=key, visual=visual, number=index + 1,
+        key=key, visual=visual, number=index + 1, given=given, tried=tried, refused=refused,
         previous=bank.questions[index - 1] if index > 0 else None,
         following=bank.questions[index + 1] if index + 1 < len(bank.questions) else None,
         stale_errors=registry.errors.get(stale_file, ()) if stale_file else (),
