@@ -178,6 +178,7 @@ ROOT = Path(__file__).resolve().parent.parent
     (["validate-quizzes"], "ok  ", False),
     (["selftest-quizzes"], "demo", False),
     (["export-quiz", "demo", "--format", "gift"], "::heads::", False),
+    (["import-moodle", "{tmp}/moodle.xml"], "imported 1 question(s)", False),
     (["regrade", "demo", "--dry-run"], "0 answers checked", True),
     (["lti", "list-platforms"], "no platform is registered", True),
 ])
@@ -186,6 +187,11 @@ def test_flask_commands_print_their_own_output_without_info_logs(tmp_path, args,
     DATABASE_URL must not upgrade its schema."""
     (tmp_path / "quizzes").mkdir()
     (tmp_path / "quizzes" / "good.yaml").write_text(GOOD)
+    (tmp_path / "moodle.xml").write_text(
+        '<quiz><question type="truefalse"><name><text>tf</text></name><questiontext><text>Soft?</text></questiontext>'
+        '<generalfeedback><text>Yes.</text></generalfeedback><answer fraction="100"><text>true</text></answer>'
+        '<answer fraction="0"><text>false</text></answer></question></quiz>')
+    args = [arg.replace("{tmp}", str(tmp_path)) for arg in args]
     env = {**os.environ, "FLASK_QUIZ_DIR": str(tmp_path / "quizzes"), "FLASK_INSTANCE_PATH": str(tmp_path / "instance"),
            "FLASK_DATABASE_URL": f"sqlite:///{tmp_path / 'quiz.sqlite3'}"}
     for name in ("FLASK_DEBUG", "FLASK_TESTING"):

@@ -1,19 +1,21 @@
-"""The authoring commands: `flask --app app export-quiz` (GIFT or Moodle XML) and
-`flask --app app selftest-quizzes`. `init_app(app)` registers both.
+"""The authoring commands: `flask --app app export-quiz` (GIFT or Moodle XML), `flask --app app import-moodle`
+(Moodle XML) and `flask --app app selftest-quizzes`. `init_app(app)` registers them.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import click
 from flask import Flask, current_app
 from flask.cli import with_appcontext
 
-from ..bank.loader import load_bank_file
+from ..bank.loader import load_bank_bytes, load_bank_file
 from ..bank.registry import BANK_SUFFIXES, display_name
-from ..bank.schema import Bank
+from ..bank.schema import SLUG_PATTERN, Bank
 from ..visuals import Rendered
+from .moodle_import import MAX_INPUT_BYTES, ImportFailed, import_moodle_xml, slug
 from .export import FORMATS, MATH_MODES, VISUAL_PLACEMENTS, Renderer, export_bank
 from .selftest import NOT_LOADED, SelfTest, format_report
 
@@ -136,6 +138,54 @@ def selftest_quizzes_command(paths: tuple[str, ...], seeds: int) -> None:
         raise SystemExit(EXIT_PROBLEM)
 
 
+@click.command("import-moodle")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--id", "bank_id", default=None, help="The bank's id (default: from the file's name).")
+@click.option("--title", default=None, help="The bank's title (default: the file's last Moodle category).")
+@click.option("--output", "-o", type=click.Path(dir_okay=False), default=None,
+              help="Write the bank to this file (default: standard output); an existing file is kept.")
+def import_moodle_command(file: str, bank_id: str | None, title: str | None, output: str | None) -> None:
+    """Import a Moodle XML file as a bank: true/false, multiple choice and numerical questions.
+
+    What the bank cannot carry is reported on standard error, one warning per line; the bank is then checked
+    as validate-quizzes checks it, and its errors are listed with their line and column. Exits 1 if it has any.
+    """
+    source = Path(file)
+    try:
+        raw = source.read_bytes() if source.stat().st_size <= MAX_INPUT_BYTES else b" " * (MAX_INPUT_BYTES + 1)
+    except OSError as error:
+        _fail(f"cannot read {file}: {error.strerror}", EXIT_USAGE)
+    name = bank_id or slug(source.stem, set(), "imported")
+    if not re.fullmatch(SLUG_PATTERN, name):
+        _fail(f"--id {name!r} is not a bank id: lower-case letters, digits, - and _, at most 64", EXIT_USAGE)
+    try:
+        result = import_moodle_xml(raw, name, title)
+    except ImportFailed as error:
+        _fail(f"{file}: {error}", EXIT_PROBLEM)
+    if output:
+        try:
+            with open(output, "x", encoding="utf-8") as handle:  # never over a bank that is already there
+                handle.write(result.text)
+        except FileExistsError:
+            _fail(f"{output} exists; choose another file, or remove it first", EXIT_USAGE)
+        except OSError as error:
+            _fail(f"cannot write {output}: {error.strerror}", EXIT_PROBLEM)
+    else:
+        click.echo(result.text, nl=False)
+    for warning in result.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    where = f" to {output}" if output else ""
+    click.echo(f"imported {result.questions} question(s) as bank {name!r}{where}; {result.skipped} left out, "
+               f"{len(result.warnings)} warning(s)", err=True)
+    checked = load_bank_bytes(result.text.encode(), output or f"{name}.yaml")
+    for error in checked.errors:
+        click.echo(str(error), err=True)
+    if checked.errors:
+        click.echo(f"the bank has {len(checked.errors)} error(s) to fix before it can be served", err=True)
+        raise SystemExit(EXIT_PROBLEM)
+
+
 def init_app(app: Flask) -> None:
     app.cli.add_command(export_quiz_command)
     app.cli.add_command(selftest_quizzes_command)
+    app.cli.add_command(import_moodle_command)
