@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from test_lti_flow import INSTRUCTOR, PendingLaunch, finish, learner, lms, tool  # noqa: F401  (fixtures)
+from test_lti_flow import INSTRUCTOR, PendingLaunch, finish, instructor, learner, lms, tool  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.browser
 
@@ -77,3 +77,32 @@ def test_a_retake_in_the_browser_is_the_learners_next_graded_attempt(browser, to
     assert "answer the remaining questions before you retake the quiz" in " ".join(page.inner_text("#course-retake").split())
     assert not page.is_visible("button:has-text('Retake the quiz')")
     context.close()
+
+
+@pytest.mark.parametrize("width", [1280, 375])
+def test_the_instructor_opens_an_attempt_from_the_course_page_and_comes_back(browser, tool, lms, artifacts,  # noqa: F811
+                                                                              width):
+    student = browser.new_context()
+    page = student.new_page()
+    page.goto(lms.start_url(learner(f"yan{width}", context=f"course-v{width}")))
+    page.wait_for_url(f"{tool.url}/quiz/demo/")
+    for question, value in (("heads", "3"), ("sum", "2")):
+        page.goto(f"{tool.url}/quiz/demo/{question}")
+        page.fill("#answer-input", value)
+        page.click("button:has-text('Submit answer')")
+        page.wait_for_url(f"{tool.url}/quiz/demo/{question}/answer")
+    student.close()
+    teacher = browser.new_context(viewport={"width": width, "height": 900})
+    page = teacher.new_page()
+    page.goto(lms.start_url(instructor(context=f"course-v{width}")))
+    page.wait_for_url(f"{tool.url}/lti/course")
+    page.click(f"a:has-text('Student yan{width}')")
+    page.wait_for_url(f"{tool.url}/lti/course/attempts/*")
+    assert page.locator("h1").inner_text() == f"Student yan{width}'s attempt"
+    assert page.locator("#review-heads .review-score").inner_text() == "0 / 1"
+    assert page.locator("#review-sum .review-score").inner_text() == "1 / 1"
+    assert page.evaluate("document.documentElement.scrollWidth") <= width  # nothing wider than the phone
+    page.screenshot(path=str(artifacts / f"lti-course-attempt-{width}.png"), full_page=True)
+    page.click("a:has-text('The course page')")
+    page.wait_for_url(f"{tool.url}/lti/course")
+    teacher.close()
