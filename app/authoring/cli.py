@@ -68,6 +68,24 @@ def _load_bank(spec: str) -> Bank:
     return bank
 
 
+def _deliver(text: str, output: str | None, warnings, new_file: bool = False) -> str:
+    """Write `text` to `output` (a `new_file` must not exist yet) or standard output, then each warning to
+    standard error; ' to OUTPUT' for the summary line."""
+    if output:
+        try:
+            with open(output, "x" if new_file else "w", encoding="utf-8") as handle:
+                handle.write(text)
+        except FileExistsError:
+            _fail(f"{output} exists; choose another file, or remove it first", EXIT_USAGE)
+        except OSError as error:
+            _fail(f"cannot write {output}: {error.strerror}", EXIT_PROBLEM)
+    else:
+        click.echo(text, nl=False)
+    for warning in warnings:
+        click.echo(f"warning: {warning}", err=True)
+    return f" to {output}" if output else ""
+
+
 @click.command("export-quiz")
 @click.argument("bank")
 @click.option("--format", "output_format", type=click.Choice(FORMATS), required=True,
@@ -95,16 +113,7 @@ def export_quiz_command(bank: str, output_format: str, output: str | None, seed:
     source = _load_bank(bank)
     result = export_bank(source, output_format, seed=seed, variants=variants, math_mode=math, visual=visual,
                          render=app_renderer())
-    if output:
-        try:
-            Path(output).write_text(result.text, encoding="utf-8")
-        except OSError as error:
-            _fail(f"cannot write {output}: {error.strerror}", EXIT_PROBLEM)
-    else:
-        click.echo(result.text, nl=False)
-    for warning in result.warnings:
-        click.echo(f"warning: {warning}", err=True)
-    where = f" to {output}" if output else ""
+    where = _deliver(result.text, output, result.warnings)
     click.echo(f"exported {result.questions} question(s) of {source.id!r} as {output_format}{where}; "
                f"{len(result.warnings)} warning(s)", err=True)
     if strict and result.warnings:
@@ -162,19 +171,7 @@ def import_moodle_command(file: str, bank_id: str | None, title: str | None, out
         result = import_moodle_xml(raw, name, title)
     except ImportFailed as error:
         _fail(f"{file}: {error}", EXIT_PROBLEM)
-    if output:
-        try:
-            with open(output, "x", encoding="utf-8") as handle:  # never over a bank that is already there
-                handle.write(result.text)
-        except FileExistsError:
-            _fail(f"{output} exists; choose another file, or remove it first", EXIT_USAGE)
-        except OSError as error:
-            _fail(f"cannot write {output}: {error.strerror}", EXIT_PROBLEM)
-    else:
-        click.echo(result.text, nl=False)
-    for warning in result.warnings:
-        click.echo(f"warning: {warning}", err=True)
-    where = f" to {output}" if output else ""
+    where = _deliver(result.text, output, result.warnings, new_file=True)  # never over a bank already there
     click.echo(f"imported {result.questions} question(s) as bank {name!r}{where}; {result.skipped} left out, "
                f"{len(result.warnings)} warning(s)", err=True)
     checked = load_bank_bytes(result.text.encode(), output or f"{name}.yaml")
