@@ -130,7 +130,7 @@ def test_a_visual_that_cannot_render_fails_once_per_seed_but_renders_once(run, t
     failures = [line for line in result.stdout.splitlines() if line.startswith("FAIL")]
     assert failures == [
         f"FAIL drawn / split / seed {seed} / visual-renders: head-split "
-        '{"choice":"none","d_model":10,"num_heads":5}: raised RuntimeError: the plot exploded' for seed in range(3)
+        '{"answer_width":"","choice":"none","d_model":10,"num_heads":5}: raised RuntimeError: the plot exploded' for seed in range(3)
     ]
     assert len(calls) == 1  # the same params are rendered once, not once per seed
 

@@ -90,7 +90,7 @@ def draw_complexity(result, inches: tuple[float, float]) -> Figure:
         ratio_ax.text(0.04, 0.96, f"your answer {chosen.option.text} lies on 1\nin this sweep only: "
                       f"vary {' or '.join(result.separating[chosen.option.id])}", transform=ratio_ax.transAxes,
                       ha="left", va="top", fontsize=fontsize, fontweight="bold", gid="hidden-by-sweep")
-    ratio_ax.set_title("(b) Each option ÷ exact count", fontsize=10)
+    ratio_ax.set_title("(b) Each formula ÷ exact count", fontsize=10)
 
     # Plain-number ticks at powers of 4 (up to 256) or 8 (up to 2048), and the end.
     largest = int(sweep[-1])

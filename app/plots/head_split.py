@@ -214,12 +214,12 @@ def _draw_table(s: Sketch, result) -> None:
         if correct:
             marks.append("✓" if s.narrow else "✓ d_{model} / h")
         if chosen:
-            marks.append("◀" if s.narrow else "◀ chosen")
+            marks.append("◀" if s.narrow else "◀ your answer" if result.answered is not None else "◀ chosen")
         if marks:
             s.text(edges[-2] + 0.04, middle, "  ".join(marks), ha="left", weight="bold")
     if s.narrow:
-        legend = ("✓ d_{model} / h: concat d_{model} wide, W_{O} square" + ("   ◀ chosen" if result.choice is not None
-                                                                          else ""))
+        legend = ("✓ d_{model} / h: concat d_{model} wide, W_{O} square" + (
+            "" if result.choice is None else "   ◀ yours" if result.answered is not None else "   ◀ chosen"))
     else:
         legend = ("✓ d_{k} = d_{model} / h: the concat is exactly d_{model} wide, so W_{O} is square. Every width\n"
                   "ends in X's shape through W_{O}; weights and multiply-adds grow in proportion to h · d_{k}.")

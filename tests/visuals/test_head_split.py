@@ -19,7 +19,7 @@ from app.engine import MultiHeadAttention
 from app.plots.head_split import CHOSEN_FILL, MIN_FONT
 from app.visuals import get_kind
 from app.visuals.base import NARROW_WIDTH, WIDTH
-from app.visuals.kinds.head_split import NO_CHOICE, OPTION_WIDTHS, drawn_heads
+from app.visuals.kinds.head_split import NO_CHOICE, OPTION_WIDTHS, answer_width, drawn_heads
 
 KIND = get_kind("head-split")
 CHOICES = (NO_CHOICE, *map(str, OPTION_WIDTHS))
@@ -164,6 +164,10 @@ EXTREMES = [
     {"d_model": 4, "num_heads": 4, "choice": "128"}, {"d_model": 1024, "num_heads": 64, "choice": "512"},
     {"d_model": 1024, "num_heads": 1, "choice": "32"}, {"d_model": 960, "num_heads": 60, "choice": "64"},
     {"d_model": 5, "num_heads": 5},
+    # A numeric answer's own row: the widest one the table takes, under the most heads and the widest model.
+    {"d_model": 1024, "num_heads": 64, "answer_width": "512"}, {"d_model": 384, "num_heads": 12, "answer_width": "1"},
+    {"d_model": 1, "num_heads": 1, "answer_width": "32768"}, {"d_model": 1024, "num_heads": 2, "answer_width": "16384"},
+    {"d_model": 1024, "num_heads": 64, "answer_width": "12.5"},
 ]
 
 
@@ -226,3 +230,39 @@ def test_the_svg_is_deterministic_and_sized_before_drawing():
     width, height = KIND.size(params, "narrow")
     assert f'width="{NARROW_WIDTH * 72:g}pt"'.encode() in narrow
     assert width == round(NARROW_WIDTH * 96) and height > width
+
+
+@pytest.mark.parametrize("answer, row, says", [
+    ("384", 384, "Your answer, d_k = 384: 12 heads of 384 concatenate to N × 4608, not N × 384; W_O must be "
+                 "4608 × 384 to map it back to X's shape; 12× the weights and multiply-adds of d_k = 32."),
+    # 12 heads of 4608 make 55,296 features, wider than the table's columns hold: the words still work it out.
+    ("4608", None, "Your answer, d_k = 4608 (too wide for the table): 12 heads of 4608 concatenate to N × 55296, "
+                   "not N × 384; W_O must be 55296 × 384 to map it back to X's shape; 144× the weights"),
+    ("32", 32, "Your answer, d_k = 32, is d_model / h."),
+    ("12.5", None, "Your answer, 12.5, is not a head width: d_k counts the features of each head's queries"),
+    ("0", None, "Your answer, 0, is not a head width"),
+])
+def test_a_numeric_answer_gets_its_own_row_and_the_words_speak_to_it(answer, row, says):
+    """head-dimension-variant asks for d_k as a number: the table compares the student's width, not only Q5's."""
+    kind = get_kind("head-split")
+    params = kind.parse({"d_model": 384, "num_heads": 12, "answer_width": answer})
+    computed = kind.describe(params)
+    result = computed.result
+    widths = [r.head_dim for r in result.rows]
+    assert widths == sorted({32, 64, 128, 512, *([row] if row else [])})
+    assert result.choice == (row or answer_width(float(answer)))
+    assert says in computed.alt and says in computed.caption
+    assert kind.figure_inches(params)[1] == kind.figure_inches(kind.parse({"d_model": 384, "num_heads": 12,
+                                                                           "answer_width": str(row or 32)}))[1]
+    svg = kind.render(params).image.decode()
+    assert ("your answer" in svg) == (row is not None)  # the mark on the answer's row (text kept as a comment)
+
+
+def test_the_answer_page_of_a_numeric_head_width_question_draws_that_width(client):
+    from conftest import answer_via_form
+
+    for value in ("96", "384"):  # two of head-dimension-variant's wrong answers: d_model itself, and 4 × 96
+        student = client.application.test_client()
+        assert answer_via_form(student, "attention-practice", "head-dimension-variant", value).status_code == 303
+        page = student.get("/quiz/attention-practice/head-dimension-variant/answer").get_data(as_text=True)
+        assert f"Your answer, d_k = {value}" in page or f"Your answer, {value}" in page, value

@@ -162,8 +162,9 @@ def test_every_claim_holds_for_every_value(sizes, d, choice):
         truth = "true" if option != "fewer-parameters" else "false"
         state = "" if not chosen else " · you ticked it" if option in chosen else " · you left it unticked"
         assert f"{label} ({truth}{state})" in alt
-    wrong = (f"You ticked '{OPTION_TEXT['fewer-parameters']}', which is not among the advantages: at the same width, "
-             f"d_model = {d}, a Transformer block has ")
+    wrong = (f"You ticked '{OPTION_TEXT['fewer-parameters']}', which is not among the advantages: Transformers do "
+             f"not win by being smaller. At the same width, d_model = {d}, one block (attention and its feed-forward "
+             "network) has ")
     assert (wrong in caption) == ("fewer-parameters" in chosen)
     missed = [option for option in ("long-range", "hardware") if chosen and option not in chosen]
     assert ("unticked, but" in caption) == bool(missed)
@@ -224,9 +225,9 @@ def test_the_ticked_options_are_framed_and_named(choice):
     if "fewer-parameters" in chosen:
         assert titles(figure)[2] == "Many fewer parameters?\nfalse · you ticked it"
         # One block against one layer of the same width: it says what a block costs, not what a task needs.
-        assert ("which is not among the advantages: at the same width, d_model = 512, a Transformer block has 1.50× "
-                "an LSTM layer's parameters (3,152,384 against 2,099,200), not fewer, and its gains come from short "
-                "paths and parallel hardware, not from a smaller model.") in caption
+        assert ("At the same width, d_model = 512, one block (attention and its feed-forward network) has 1.50× the "
+                "parameters of one LSTM layer (3,152,384 against 2,099,200); what a task needs for similar results is "
+                "not settled by one layer's count. The gains are the short paths and the parallel hardware.") in caption
 
 
 def test_narrow_layout_stacks_the_panels():

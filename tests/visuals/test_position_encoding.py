@@ -102,7 +102,17 @@ def check_claims(length: int, d_model: int, train_length: int, choice: str) -> N
         assert smallest > 0
     elif k == 1:
         assert f"The closest positions are neighbours (k = 1), {smallest:.3g} apart" in alt
-        assert np.all(from_zero[2:] > from_zero[1])  # "every pair further apart is further away"
+        assert np.all(from_zero[2:] > from_zero[1])  # "every larger offset is further apart, at least ..."
+        if length > 2:
+            assert number_after("every larger offset is further apart, at least", alt) == pytest.approx(
+                from_zero[2:].min(), rel=5e-3)
+        # Never "the distance grows with k" where it does not: where it falls somewhere, the words say where.
+        falls = np.diff(from_zero[1:])
+        assert ("does not grow steadily with k" in alt) == bool(falls.size and falls.min() < 0)
+        if "does not grow steadily" in alt:
+            j = int(falls.argmin()) + 1
+            assert f"k = {j + 1} is " in alt and f"closer than k = {j} at" in alt
+            assert from_zero[j + 1] < from_zero[j]
     else:
         assert f"The closest positions are {k} apart (positions 0 and {k}, or any pair {k} apart)" in alt
         assert from_zero[k] < from_zero[1]  # "closer than neighbours"

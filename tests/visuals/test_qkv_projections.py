@@ -243,3 +243,16 @@ def test_an_all_zero_projection_is_called_all_zero_not_given_a_largest_entry():
     result = kind.compute(kind.parse({"sentence": "and"}))
     assert not (result.q.any() or result.k.any() or result.v.any())
     assert "Largest |entry|: Q all 0; K all 0; V all 0." in kind.describe(kind.parse({"sentence": "and"})).alt
+
+
+@pytest.mark.parametrize("ticked, says", [
+    (("keys", "queries"), " You ticked queries and keys: right, each a learned map of X. You left values unticked, "
+                          "but the figure computes it from X with a learned matrix."),
+    (("embeddings",), " You left queries, keys and values unticked, but the figure computes them from X"),
+    (("queries", "keys", "values"), " You ticked queries, keys and values, each a learned map of X, and left X itself "
+                                    "out: right."),
+])
+def test_the_words_credit_the_right_ticks_and_list_the_missed_ones(ticked, says):
+    from app.visuals.kinds.qkv_projections import choice_sentence
+
+    assert choice_sentence(ticked).startswith(says)

@@ -207,7 +207,8 @@ class ComplexityKind(VisualKind[ComplexityResult]):
             follow = (f"Every candidate is linear in {x}, like the exact count, so in this sweep all four curves lie on "
                       f"it: varying {x} cannot tell them apart; vary M, d or l.")
         text = (f"Two log-log plots against {NAMES[x]}, from 1 to {end}: the exact multiply-add count N·M·(d+l) "
-                "with the curves of four candidate formulas (the seed quiz's options), and each divided by the exact count. "
+                "with the curves of four candidate formulas (the options of the seed quiz's complexity question), "
+                "and each divided by the exact count. "
                 f"From {x} = 1 to {x} = {end}, with {sizes_text(result.sizes, x)}, the exact count grows "
                 f"×{number_text(result.exact_growth)}; scaled to it at {x} = 1, {growths}. {follow} "
                 f"{count_sentence(result)}")

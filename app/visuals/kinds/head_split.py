@@ -18,6 +18,7 @@ from app.engine import MultiHeadAttention, split_heads
 
 from .. import register
 from ..base import NARROW_WIDTH, WIDTH, Control, VisualKind, VisualParams
+from ..predictions import NumberParam, number_text
 from ..words import plural
 from .multi_head import check_heads_divide
 
@@ -27,6 +28,9 @@ TOKENS = 4  # N: rows of the random input the engine runs on; the shapes hold fo
 SEED = 0
 OPTION_WIDTHS = (32, 64, 128, 512)  # the head widths Q5 (head-dimension) offers, as its option ids spell them
 NO_CHOICE = "none"
+# A numeric answer's width gets a row of the table while its heads concatenate to at most this many features: the
+# widest the options give (64 heads of 512), so the table's columns hold every number.
+MAX_TABLE_CONCAT = 64 * 512
 # Beyond MAX_DRAWN_HEADS heads the diagram draws heads 0, 1 and h − 1 and groups the rest in one column.
 MAX_DRAWN_HEADS = 4  # a column each must hold "W_Q^i … 128 × 32" legibly on a 340 px phone image
 HEADS_BEFORE_GROUP = 2
@@ -73,6 +77,7 @@ class HeadSplitParams(VisualParams):
     d_model: int = Field(default=128, ge=1, le=1024)
     num_heads: int = Field(default=4, ge=NUM_HEADS_MIN, le=NUM_HEADS_MAX)
     choice: Choice = NO_CHOICE  # the head width the student picked in Q5, highlighted in the table
+    answer_width: NumberParam = ""  # a numeric question's answer, the d_k the student worked out ("" for none)
 
     @model_validator(mode="after")
     def _heads_divide_d_model(self) -> HeadSplitParams:
@@ -104,12 +109,14 @@ class HeadSplitResult:
     projection_weights: int  # the engine's w_q, w_k, w_v entries: 3 · d_model²
     output_weights: int  # the engine's w_o entries
     heads_read_every_feature: bool  # X @ W_Q^i (all d_model columns of X) equals head i's queries, for every i
-    rows: tuple[WidthRow, ...]  # d_model / h and Q5's option widths, narrowest first
+    rows: tuple[WidthRow, ...]  # d_model / h, Q5's option widths and a numeric answer's width, narrowest first
     choice: int | None  # the highlighted width, None when none is chosen
+    answered: float | None = None  # a numeric question's answer (highlighted when it is a width: `choice`)
+    answer_row: WidthRow | None = None  # a whole-numbered answer's numbers, in `rows` too when they fit the table
 
     @property
     def chosen_row(self) -> WidthRow | None:
-        return next((row for row in self.rows if row.head_dim == self.choice), None)
+        return self.answer_row or next((row for row in self.rows if row.head_dim == self.choice), None)
 
 
 # Words shared by the alt text, the caption and the figure --------------------------------------------
@@ -135,12 +142,34 @@ def row_summary(result: HeadSplitResult, row: WidthRow) -> str:
             f"of d_k = {result.head_dim}")
 
 
+def answer_width(answered: float | None) -> int | None:
+    """A numeric answer as a head width: a whole number of features from 1, else None."""
+    if answered is None or answered != int(answered) or answered < 1:
+        return None
+    return int(answered)
+
+
+def width_row(width: int, d_model: int, h: int) -> WidthRow:
+    return WidthRow(width, h * width, (h * width, d_model), 4 * d_model * h * width, Fraction(h * width, d_model))
+
+
+def table_widths(d_k: int, h: int, answered: float | None) -> list[int]:
+    """The table's widths: d_model / h, Q5's options, and a numeric answer's width where its numbers fit."""
+    width = answer_width(answered)
+    return sorted({d_k, *OPTION_WIDTHS, *([width] if width and h * width <= MAX_TABLE_CONCAT else [])})
+
+
 def choice_sentence(result: HeadSplitResult) -> str:
     """One sentence on the highlighted width (or on d_model / h when none is chosen)."""
     h, d_model, d_k = result.num_heads, result.d_model, result.head_dim
     row = result.chosen_row
+    if result.answered is not None and row is None:
+        answered = number_text(result.answered)
+        return (f"Your answer, {answered}, is not a head width: d_k counts the features of each head's queries, a "
+                f"whole number from 1 (so the table has no row for it); d_model / h = {d_model} / {h} = {d_k}.")
+    chosen = "Your answer, d_k" if result.answered is not None else "Chosen d_k"
     if row is None or row.head_dim == d_k:
-        lead = "" if row is None else f"Chosen d_k = {d_k} is d_model / h. "
+        lead = "" if row is None else f"{chosen} = {d_k}{',' if result.answered is not None else ''} is d_model / h. "
         if h == 1:
             return (lead + f"With one head d_k = d_model = {d_k}: nothing is split, and the head's output is already "
                     f"N × {d_model}.")
@@ -150,7 +179,8 @@ def choice_sentence(result: HeadSplitResult) -> str:
                        f"{d_model}); other widths pay for it in weights and multiply-adds.")
     gives = (f"one head of {row.head_dim} gives N × {row.concat_width}" if h == 1 else
              f"{h} heads of {row.head_dim} concatenate to N × {row.concat_width}")
-    return (f"Chosen d_k = {row.head_dim}: {gives}, not N × {d_model}; W_O must be "
+    unlisted = "" if row in result.rows else " (too wide for the table)"
+    return (f"{chosen} = {row.head_dim}{unlisted}: {gives}, not N × {d_model}; W_O must be "
             f"{shape(row.output_projection_shape, '')} to map it back to X's shape; {format_ratio(row.relative_cost)} "
             f"the weights and multiply-adds of d_k = {d_k}.")
 
@@ -172,11 +202,13 @@ class HeadSplitKind(VisualKind):
     choice_param = "choice"
 
     def figure_inches(self, params: HeadSplitParams, layout: str = "wide", result=None) -> tuple[float, float]:
-        table_rows = len({params.d_model // params.num_heads, *OPTION_WIDTHS})
+        answered = float(params.answer_width) if params.answer_width else None
+        table_rows = len(table_widths(params.d_model // params.num_heads, params.num_heads, answered))
         narrow = layout == "narrow"
         return (NARROW_WIDTH if narrow else WIDTH), figure_height(table_rows, narrow)
 
-    narrow_inches = (NARROW_WIDTH, figure_height(len(OPTION_WIDTHS) + 1, narrow=True))  # the tallest
+    narrow_inches = (NARROW_WIDTH, figure_height(len(OPTION_WIDTHS) + 2, narrow=True))  # the tallest: + an answer
+    predictions = {"numeric": ("answer_width", None)}  # the d_k a numeric question's student worked out
 
     def compute(self, params: HeadSplitParams) -> HeadSplitResult:
         model = MultiHeadAttention.init(params.d_model, params.num_heads, seed=SEED, dtype=np.float32)
@@ -190,6 +222,8 @@ class HeadSplitKind(VisualKind):
                         for w, heads in ((model.w_q, trace.q_heads), (model.w_k, trace.k_heads),
                                          (model.w_v, trace.v_heads)))
         d_model = model.d_model
+        answered = float(params.answer_width) if params.answer_width else None
+        width = answer_width(answered)
         return HeadSplitResult(
             d_model=d_model, num_heads=h, head_dim=d_k, tokens=n,
             shapes={"X": x.shape, "W_Q^i": w_q_heads.shape[1:], "Q_i": trace.q_heads.shape[1:],
@@ -197,9 +231,9 @@ class HeadSplitKind(VisualKind):
                     "concat": trace.concatenated.shape, "W_O": model.w_o.shape, "output": trace.output.shape},
             projection_weights=int(model.w_qkv.size), output_weights=int(model.w_o.size),
             heads_read_every_feature=reads_all,
-            rows=tuple(WidthRow(w, h * w, (h * w, d_model), 4 * d_model * h * w, Fraction(h * w, d_model))
-                       for w in sorted({d_k, *OPTION_WIDTHS})),
-            choice=None if params.choice == NO_CHOICE else int(params.choice),
+            rows=tuple(width_row(w, d_model, h) for w in table_widths(d_k, h, answered)),
+            choice=width if answered is not None else None if params.choice == NO_CHOICE else int(params.choice),
+            answered=answered, answer_row=width_row(width, d_model, h) if width else None,
         )
 
     def alt(self, params: HeadSplitParams, result: HeadSplitResult) -> str:
@@ -246,12 +280,15 @@ class HeadSplitKind(VisualKind):
                    f"{per_head}, W_O {d_model} · {d_model} = {result.output_weights:,}, "
                    f"{result.projection_weights + result.output_weights:,} in all.")
         hw = f"{h}·w"
+        row = result.answer_row
+        answer_row = (f", and your answer {row.head_dim}" if row in result.rows and row.head_dim not in (d_k, *OPTION_WIDTHS)
+                      else "")
         table = (f" Heads of width w would concatenate to N × {hw} and need W_O of ({hw}) × {d_model}, so 4 · "
                  f"{d_model} · {hw} weights: {hw} / {d_model} times the d_k = {d_k} layer, and so are its "
                  f"multiply-adds (W_Q, W_K, W_V and W_O: N · 4 · {d_model} · {hw}; the attention itself: 2 · N² · "
                  f"{hw}). The table does this arithmetic for d_model / h and the widths "
-                 f"{', '.join(map(str, OPTION_WIDTHS[:-1]))} and {OPTION_WIDTHS[-1]} (the seed quiz's options); the "
-                 "engine builds only d_k = d_model / h.")
+                 f"{', '.join(map(str, OPTION_WIDTHS[:-1]))} and {OPTION_WIDTHS[-1]} (the seed quiz's options)"
+                 f"{answer_row}; the engine builds only d_k = d_model / h.")
         ran = f" The engine ran these shapes on N = {result.tokens} random tokens and checked"
         if not result.heads_read_every_feature:
             checked = " The engine's per-head queries did not match X times the head's projection columns."
@@ -259,7 +296,8 @@ class HeadSplitKind(VisualKind):
             checked = f"{ran} that X times W_Q, W_K, W_V gives the head's Q, K, V."
         else:
             checked = f"{ran}, for every head, that X times that head's W_Q^i, W_K^i, W_V^i gives its Q_i, K_i, V_i."
-        return flow + weights + table + checked
+        spoken = result.choice is not None or result.answered is not None  # the student's answer, answered
+        return flow + weights + table + checked + (" " + choice_sentence(result) if spoken else "")
 
     def draw(self, params: HeadSplitParams, result: HeadSplitResult, inches):
         from app.plots.head_split import draw_head_split

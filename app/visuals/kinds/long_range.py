@@ -128,10 +128,12 @@ def choice_sentence(result: LongRangeResult) -> str:
         parts.append(f"You ticked {' and '.join(right)}: "
                      f"{'true (the frame)' if len(right) == 1 else 'both true (the frames)'}.")
     if "fewer-parameters" in result.choice:
-        parts.append(f"You ticked '{OPTION_TEXT['fewer-parameters']}', which is not among the advantages: at the "
-                     f"same width, d_model = {result.d_model}, a Transformer block has {result.ratio} an LSTM layer's "
-                     f"parameters ({result.block_parameters:,} against {result.lstm_parameters:,}), not fewer, and "
-                     "its gains come from short paths and parallel hardware, not from a smaller model.")
+        parts.append(f"You ticked '{OPTION_TEXT['fewer-parameters']}', which is not among the advantages: "
+                     "Transformers do not win by being smaller. At the same width, d_model = "
+                     f"{result.d_model}, one block (attention and its feed-forward network) has {result.ratio} the "
+                     f"parameters of one LSTM layer ({result.block_parameters:,} against "
+                     f"{result.lstm_parameters:,}); what a task needs for similar results is not settled by one layer's "
+                     "count. The gains are the short paths and the parallel hardware.")
     if missed:
         parts.append(f"You left {' and '.join(missed)} unticked, but {'both are' if missed[1:] else 'it is'} true.")
     return " ".join(parts)

@@ -134,7 +134,7 @@ def strongest_keys(tokens, weights: np.ndarray) -> list[str]:
 
 
 CAPTION = (
-    "Computed by this site's own NumPy engine running the pretrained {model} (6 layers × 12 heads) on your "
+    "Computed by this site's own NumPy engine running the pretrained {model} (6 layers × 12 heads) on the "
     "sentence after WordPiece: [CLS] is added first and [SEP] last, and each row of weights (a query) sums to 1. "
     "A head's character is the mean over its queries: the weight a token of the sentence puts on the one before it "
     "(queries 2 to N−2) and on the one after it (queries 1 to N−3), the weight on [CLS] and on [SEP] (every query), "

@@ -171,8 +171,15 @@ class PositionEncodingKind(VisualKind[PositionEncodingResult]):
             alt += (f"The only pair, positions 0 and 1, is {closest} apart, so the two positions have different "
                     "encodings")
         elif k == 1:
-            alt += (f"The closest positions are neighbours (k = 1), {closest} apart; every pair further apart is "
-                    "further away, and no distance for k ≥ 1 is 0, so no two positions share an encoding")
+            distances = result.offset_distance
+            alt += (f"The closest positions are neighbours (k = 1), {closest} apart; every larger offset is further "
+                    f"apart, at least {format_small(distances[2:].min())}")
+            steps = np.diff(distances[1:])  # steps[i]: from offset k = i + 1 to k = i + 2
+            if steps.size and steps.min() < 0:  # the distance need not grow with k: say so, where it falls most
+                j = int(steps.argmin()) + 1
+                alt += (f", though the distance does not grow steadily with k: k = {j + 1} is "
+                        f"{format_small(distances[j + 1])} apart, closer than k = {j} at {format_small(distances[j])}")
+            alt += "; no distance for k ≥ 1 is 0, so no two positions share an encoding"
         else:
             turns = round(k / (2 * math.pi))  # whole turns of the fastest wave (ω_0 = 1, period 2π) nearest to k
             alt += (f"The closest positions are {k} apart (positions 0 and {k}, or any pair {k} apart): "

@@ -181,10 +181,16 @@ def choice_sentence(ticked: tuple[str, ...]) -> str:
     """What the figure says about the student's ticks ("" when none are known)."""
     if not ticked:
         return ""
+    def listed(names):
+        return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
     missed = [name for name in ("queries", "keys", "values") if name not in ticked]
+    right = [name for name in ("queries", "keys", "values") if name in ticked]
     text = ""
     if missed:
-        text += (f" You left {' and '.join(missed)} unticked, but the figure computes "
+        if right:
+            text += f" You ticked {listed(right)}: right, {'each' if len(right) > 1 else 'it is'} a learned map of X."
+        text += (f" You left {listed(missed)} unticked, but the figure computes "
                  f"{'them' if len(missed) > 1 else 'it'} from X with a learned matrix.")
     if "embeddings" in ticked:
         text += (" You ticked word embeddings, but X is the layer's input, looked up, not computed from another "
