@@ -156,6 +156,11 @@ def now() -> datetime:
     return datetime.now(timezone.utc)
 
 
+def as_utc(moment: datetime | None) -> datetime | None:
+    """A stored moment with its zone: SQLite hands back the app's UTC without one, PostgreSQL with it."""
+    return moment if moment is None or moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
 def _sqlite_pragmas(dbapi_connection, _record) -> None:
     # WAL lets readers and one writer work at once; the busy timeout makes writers wait their
     # turn instead of failing; foreign keys are off by default in SQLite.

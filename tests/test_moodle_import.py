@@ -171,3 +171,12 @@ def test_the_command_writes_a_new_file_never_over_one_and_lists_the_banks_errors
     assert bad.exit_code == 2 and "is not a bank id" in bad.stderr
     missing = runner.invoke(args=["import-moodle", str(tmp_path / "nope.xml")])
     assert missing.exit_code == 2 and "cannot read" in missing.stderr
+
+
+def test_a_name_or_tag_of_no_id_characters_gets_a_made_up_id_or_is_left_out():
+    """A tag 日本 once sent the id maker round forever; a name of no id characters gets question-N."""
+    raw = MOODLE.replace("<name><text>soft</text></name>", "<name><text>日本語</text></name>").replace(
+        "<tags><tag><text>Week 3</text></tag></tags>", "<tags><tag><text>日本</text></tag><tag><text>Week 3</text></tag></tags>")
+    bank = yaml.safe_load(import_moodle_xml(raw.encode(), "jp").text)
+    assert bank["questions"][0]["tags"] == ["week-3"]
+    assert bank["questions"][1]["id"] == "question-4"

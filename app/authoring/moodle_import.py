@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import yaml
 from markdownify import markdownify
 
-from ..bank.schema import MAX_OPTIONS, SLUG_PATTERN
+from ..bank.schema import MAX_OPTIONS
 
 SUPPORTED = ("truefalse", "multichoice", "numerical")
 MAX_INPUT_BYTES = 20 * 1024 * 1024  # a Moodle export of a few thousand questions, without images
@@ -74,11 +74,16 @@ def to_markdown(element: ElementTree.Element | None) -> tuple[str, bool]:
     return re.sub(r"\n{3,}", "\n\n", markdown).strip(), images
 
 
+def as_id(name: str) -> str:
+    """A name as id characters: lower case, [a-z0-9_-], at most 56 of them ("" when none is left)."""
+    return re.sub(r"[^a-z0-9_-]+", "-", name.lower()).strip("-_")[:56].strip("-_")
+
+
 def slug(name: str, taken: set[str], fallback: str) -> str:
     """A bank id from a Moodle question name: lower case, [a-z0-9_-], at most 64 characters, not yet taken."""
-    base = re.sub(r"[^a-z0-9_-]+", "-", name.lower()).strip("-_")[:56].strip("-_") or fallback
+    base = as_id(name) or fallback
     candidate, n = base, 2
-    while candidate in taken or not re.fullmatch(SLUG_PATTERN, candidate):
+    while candidate in taken:
         candidate, n = f"{base}-{n}", n + 1
     taken.add(candidate)
     return candidate
@@ -135,8 +140,8 @@ class _Question:
             self.warn("it has no general feedback, which the bank's explanation comes from: write one "
                       "(validate-quizzes points at it)")
         question["explanation"] = explanation
-        tags = [slug(t, set(), "") for t in (e.text or "" for e in self.element.iterfind("tags/tag/text")) if t.strip()]
-        if tags:
+        tags = [as_id(e.text or "") for e in self.element.iterfind("tags/tag/text")]
+        if any(tags):  # a tag of no id characters (日本) is left out
             question["tags"] = list(dict.fromkeys(t for t in tags if t))
         hints = [self.text(h, "hint") for h in self.element.iterfind("hint")]
         hints = [h for h in hints if h]
@@ -225,7 +230,7 @@ class _Question:
             if fraction >= 100 - 1e-6 and right is None:
                 right = (value, tolerance)
             elif fraction <= 1e-6 and (feedback := self._feedback(answer)):
-                misconceptions.append({"id": slug(f"slip-{len(misconceptions) + 1}", set(), "slip"),
+                misconceptions.append({"id": f"slip-{len(misconceptions) + 1}",
                                        "answer": value, "feedback": feedback})
             elif fraction > 1e-6:
                 self.warn(f"the answer {value:g} is worth {fraction:g} % of the grade; a numeric question here is "

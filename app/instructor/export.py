@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlalchemy import Engine, select
 
-from ..db import attempts, metadata, responses
+from ..db import as_utc, attempts, metadata, responses
 
 # New columns go at the end, so that a spreadsheet reading the old ones by position keeps working.
 COLUMNS = ("attempt_id", "display_name", "bank_id", "question_id", "seed", "answer", "score", "answered_at",
@@ -40,9 +40,7 @@ def iso_utc(moment: datetime | None) -> str:
     """ISO 8601 in UTC; SQLite hands back naive datetimes, which the app always writes in UTC."""
     if moment is None:
         return ""
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc).isoformat()
+    return as_utc(moment).astimezone(timezone.utc).isoformat()
 
 
 def _number(value: float | None) -> str:

@@ -10,14 +10,13 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import timezone
 from typing import Any, NamedTuple
 
 from sqlalchemy import Engine, case, func, select
 
 from ..bank.schema import Bank, Question
 from ..bank.variants import VariantError, apply, draw, sample_seeds
-from ..db import attempts, metadata, responses, tries
+from ..db import as_utc, attempts, metadata, responses, tries
 from ..web.formats import number
 from . import stats
 from .charts import CountChart
@@ -155,15 +154,10 @@ def _attempt_rows(connection, where, *, offset: int = 0, limit: int | None = Non
                  .select_from(attempts.outerjoin(lms_users, lms_users.c.attempt_id == attempts.c.id))
                  .where(where).order_by(attempts.c.started_at.desc(), attempts.c.id).offset(offset).limit(limit))
     return [AttemptRow(id=r.id, name=r.user_name or r.display_name, lms_user=r.user_sub,
-                       started=_utc(r.started_at), finished=_utc(r.finished_at),
+                       started=as_utc(r.started_at), finished=as_utc(r.finished_at),
                        total=None if r.total_score is None else float(r.total_score), max_score=r.max_score,
                        missed_only=r.question_ids is not None)
             for r in connection.execute(statement)]
-
-
-def _utc(moment):
-    """SQLite hands back UTC without its zone; PostgreSQL with it."""
-    return moment if moment is None or moment.tzinfo else moment.replace(tzinfo=timezone.utc)
 
 
 def attempt_page(engine: Engine, bank_id: str, page: int, per_page: int = ATTEMPTS_PER_PAGE) -> AttemptPage:

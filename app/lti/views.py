@@ -216,11 +216,12 @@ def course_attempt(attempt_id: str):
     from ..instructor.views import attempt_review
 
     scope = _course()
-    made = next((a for a in store.course_attempts(scope["platform"], scope["deployment"], scope["context"])
-                 if a.id == attempt_id), None)
-    if made is None:
+    owner = store.attempt_owner(attempt_id)  # the link it was made from, if an LMS launch made it
+    link = next((link for link in store.course_links(scope["platform"], scope["deployment"], scope["context"])
+                 if owner is not None and link.id == owner.link_id), None)
+    if link is None:
         raise NotFound("This course has no such attempt. The course page links each attempt made from its links.")
-    return attempt_review(banks().get(made.bank_id), attempt_id, course=scope)
+    return attempt_review(banks().get(link.bank_id), attempt_id, course=scope)
 
 
 def _placement(link: store.Link) -> dict:

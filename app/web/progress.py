@@ -20,7 +20,7 @@ import re
 import secrets
 import unicodedata
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 
 from flask import g, session
 
@@ -155,8 +155,7 @@ class Attempt:
 
     @property
     def started(self) -> datetime:
-        started = self.row.started_at
-        return started if started.tzinfo else started.replace(tzinfo=timezone.utc)  # SQLite's UTC, without zone
+        return db.as_utc(self.row.started_at)
 
     @property
     def total(self) -> float:
