@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from app import db
 from app.web import progress
 from conftest import csrf_token, retake_fields
 from test_feedback_modes import BANK, make_app, send
@@ -46,7 +47,7 @@ def test_a_retry_of_the_missed_ones_lists_the_earlier_attempt_with_its_score_and
     assert listed(client) == [first_id] and listed(client, "/summary") == [first_id]
     # The review: the first attempt's own answers and scores, and nothing that would act on the current attempt.
     page = flat(client.get(f"/quiz/{BANK}/attempts/{first_id}"))
-    started = progress.when(first.started_at.replace(tzinfo=progress.timezone.utc))
+    started = progress.when(db.as_utc(first.started_at))
     assert f"<h1>Your earlier attempt</h1> <p class=\"meta\" id=\"past-note\">Started {started}, finished." in page
     assert "You scored <strong>1.5</strong> out of 3 (50%)" in page
     assert "<span>Question 1</span>" in page and "Your answer: Queries" in page and "By the square root of 64" in page
