@@ -28,6 +28,7 @@ from app.engine import (
     softmax,
     split_heads,
 )
+from app.engine.attention import best_keys
 
 FAST = settings(deadline=None, max_examples=30)
 
@@ -413,6 +414,30 @@ def test_hard_attention_breaks_ties_by_first_key():
     output, weights = hard_attention([[1.0, 0.0]], k, v)
     assert_array_equal(weights, [[0.0, 1.0, 0.0]])
     assert_array_equal(output, [[20.0]])
+
+
+@pytest.mark.parametrize(("seed", "m"), [(1, 9), (1, 17), (3, 13)])  # seeds this machine rounds apart
+def test_identical_keys_tie_though_the_product_rounds_them_apart(seed, m):
+    """A matrix product may round one column's dot product differently from an identical column's (BLAS sums a
+    block's last columns in another order): the soft-lookup visual's 9 keys, the last two the same word, scored
+    2.538378871178385 and ...384. They still tie, and the first of them wins."""
+    rng = np.random.default_rng(seed)
+    k = rng.random((m, 16))
+    k[-1] = k[-2]  # the last two keys are one word typed twice
+    k[-2:] += 2.0  # ... and every query's best
+    q = rng.random((3, 16))
+    scores = q @ k.T
+    v = np.arange(m, dtype=float)[:, None]
+    output, weights = hard_attention(q, k, v)
+    assert_array_equal(weights.argmax(axis=-1), [m - 2] * 3)
+    assert_array_equal(output[:, 0], m - 2.0)
+    assert best_keys(scores)[:, -2:].all() and not best_keys(scores)[:, :-2].any()
+    # One unit of rounding apart, as the product left them here, they tie; further apart they do not, and
+    # float32's rounding is coarser.
+    top = 2.538378871178385
+    assert_array_equal(best_keys(np.array([[0.5, np.nextafter(top, 0), top]])), [[False, True, True]])
+    assert_array_equal(best_keys(np.array([[1.0, 1.0 - 1e-9, 1.0 + 1e-15]])), [[True, False, True]])
+    assert_array_equal(best_keys(np.array([[1.0, 1.0 - 1e-6, 1.0 - 1e-4]], dtype=np.float32)), [[True, True, False]])
 
 
 # --- heads ----------------------------------------------------------------------------------

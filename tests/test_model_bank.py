@@ -109,8 +109,11 @@ def test_the_answer_page_grades_the_computed_key_and_shows_that_sentences_heads(
     answer_page = client.get(response.location).get_data(as_text=True)
     assert '<h1 id="verdict">Correct</h1>' in answer_page
     assert "/plots/model-heads.png?" in answer_page
-    alt = html.unescape(re.search(r'alt="(Attention of all-MiniLM[^"]*)"', answer_page).group(1))
+    alt = html.unescape(re.search(r'alt="(You answered[^"]*)"', answer_page).group(1))
     assert " ".join(run(sentence).tokens) in alt  # the figure is of this very sentence
+    # ... and answers the question asked: this query's strongest key, with the student's own answer
+    assert alt.startswith(f"You answered position {row.index(max(row))}, rightly: query ")
+    assert f"({position}) puts the most weight on " in alt
 
 
 BANK = """\

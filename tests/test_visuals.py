@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pkgutil
 import re
+import types
 import typing
 from collections import Counter
 
@@ -61,7 +62,10 @@ def field_kind(field) -> str:
         return "choice"
     if field.annotation is bool:
         return "bool"
-    return {int: "int", float: "float", str: "text"}[field.annotation]
+    annotation = field.annotation
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):  # int | None: a number, or none given
+        (annotation,) = (part for part in typing.get_args(annotation) if part is not type(None))
+    return {int: "int", float: "float", str: "text"}[annotation]
 
 
 def extreme_params(kind: VisualKind, largest: bool) -> VisualParams:

@@ -91,8 +91,9 @@ def hard_attention(q, k, v, mask=None):
     """Hard (argmax) attention: each query copies the value of its best-matching key.
 
     The dictionary-lookup limit of softmax attention as temperature -> 0. Same shapes,
-    mask convention and dtype rule as scaled_dot_product_attention. Ties go to the first
-    (lowest-index) best key; a query with no allowed key gets zero weights and output.
+    mask convention and dtype rule as scaled_dot_product_attention. Ties (best_keys: equal but
+    for rounding) go to the first (lowest-index) best key; a query with no allowed key gets zero
+    weights and output.
 
     Returns (output, weights) with one-hot weights (..., N, M).
     """
@@ -105,13 +106,24 @@ def hard_attention(q, k, v, mask=None):
     if weights_shape[-1] > 0:
         if mask is not None:
             scores = np.where(mask, scores, -np.inf)
-        best_key = np.argmax(scores, axis=-1)[..., np.newaxis]  # (..., N, 1); first max wins
+        best_key = np.argmax(best_keys(scores), axis=-1)[..., np.newaxis]  # (..., N, 1); the first best wins
         np.put_along_axis(weights, best_key, 1.0, axis=-1)
         if mask is not None:
             # argmax of an all -inf row is 0; such a query has no key to copy from.
             weights *= np.broadcast_to(mask, weights_shape).any(axis=-1, keepdims=True)
     output = weights @ v  # (..., N, l)
     return output, weights
+
+
+def best_keys(scores: np.ndarray) -> np.ndarray:
+    """True where a score (..., N, M) ties its row's largest: equal to it but for rounding.
+
+    A matrix product may round one key's dot product differently from an identical key's (BLAS sums
+    in blocks, and a block's last columns in another order), so scores within 64 units of rounding
+    of the largest tie: identical keys always do.
+    """
+    top = scores.max(axis=-1, keepdims=True)  # (..., N, 1)
+    return scores >= top - 64 * np.finfo(scores.dtype).eps * np.abs(top)
 
 
 def causal_mask(n: int, m: int | None = None) -> np.ndarray:

@@ -10,16 +10,28 @@ from matplotlib.figure import Figure
 
 from app.visuals.base import NARROW_WIDTH
 from app.visuals.kinds.attention_playground import short
-from app.visuals.kinds.model_heads import (BAR_ROOM, EDGE, FONT, GRID_COLUMNS, GRID_GAP, PITCH, PREDICTION_LEGEND,
-                                           TITLE, TITLE_PAD, bars_height, grid_side, legend_height, legend_lines)
-from app.visuals.model import CHARACTER_LETTERS, CHARACTERS, FOCUSED_BELOW, SHARE_MARK, beside, drawable
+from app.visuals.kinds.model_heads import (ASKED_LEGEND, BAR_ROOM, EDGE, FONT, GRID_COLUMNS, GRID_GAP, NARROW_BARS,
+                                           NARROW_BARS_GAP, PITCH, PREDICTION_LEGEND, TITLE, TITLE_PAD, bars_height,
+                                           answered_head, grid_side, legend_height,
+                                           legend_lines)
+from app.visuals.model import CHARACTER_LETTERS, CHARACTERS, FOCUSED_BELOW, SHARE_MARK, beside, drawable, top_heads
 
-from .figure import (ANSWER_STYLE, inch_axes, PREDICTED_STYLE, SEQUENTIAL, TICK, cells, line_height, new_figure,
+from matplotlib.patches import Rectangle
+
+from .figure import (ANSWER_STYLE, HALO, inch_axes, PREDICTED_STYLE, SEQUENTIAL, TICK, cells, line_height, new_figure,
                      prediction_legend, text_width)
 
 LEGEND = "P previous token, N next, C [CLS], S [SEP], b broad"
 LINK_SPAN = 2.2  # inches between the query and the key columns at most
 LINK_COLOUR = np.array([0.19, 0.41, 0.56])  # viridis at 0.35: a blue that reads on white at any opacity
+BAR_LABELS = {"previous": "previous", "next": "next", "cls": "[CLS]", "sep": "[SEP]"}
+
+
+def _legend(figure: Figure, result, inches: tuple[float, float]) -> None:
+    """The legend of the student's answer (dashed) and the answer (solid), at the bottom of the figure."""
+    width, height = inches
+    prediction_legend(figure, ASKED_LEGEND if result.asks else PREDICTION_LEGEND,
+                      height - legend_height(width) + 0.06, FONT, 2 if legend_lines(width) == 1 else 1)
 
 
 def _labels(tokens) -> list[str]:
@@ -54,8 +66,8 @@ def draw_links(result, inches: tuple[float, float]) -> Figure:
                 ax.add_collection(LineCollection([[(0, query), (1, key)] for query, key in pairs],
                                                  colors=style["edgecolor"], linestyles=[style["linestyle"]],
                                                  linewidths=style["linewidth"], path_effects=halo, zorder=3))
-        prediction_legend(figure, PREDICTION_LEGEND, inches[1] - legend_height(width) + 0.06, FONT,
-                          2 if legend_lines(width) == 1 else 1)
+    if result.shows_prediction:
+        _legend(figure, result, inches)
     for index, label in enumerate(labels):
         ax.text(-0.02, index, label, ha="right", va="center", fontsize=FONT, clip_on=False)
         ax.text(1.02, index, label, ha="left", va="center", fontsize=FONT, clip_on=False)
@@ -64,24 +76,39 @@ def draw_links(result, inches: tuple[float, float]) -> Figure:
                 ha="left", va="top", fontsize=TITLE, linespacing=1.2)
     if width != NARROW_WIDTH:  # the wide figure: the head's character beside its links (links_height makes room)
         _character_bars(inch_axes(figure, width - 3.0, top, 2.6, bars_height(n)), result, head)
+    elif result.asks in (*CHARACTERS, "focused"):  # a phone, asked about the character: the bars under the links
+        left = EDGE + text_width(figure, BAR_LABELS.values(), FONT) + TICK
+        bars_top = top + n * PITCH + NARROW_BARS_GAP + 2 * line_height(FONT) + TITLE_PAD
+        _character_bars(inch_axes(figure, left, bars_top, width - left - EDGE - 0.1, NARROW_BARS), result, head,
+                        "\n")
     return figure
 
 
-def _character_bars(ax, result, head: int) -> None:
-    """The head's mean weight on the previous and next token, [CLS] and [SEP], as bars on 0..1."""
+def _character_bars(ax, result, head: int, title_break: str = " ") -> None:
+    """The head's mean weight on the previous and next token, [CLS] and [SEP], as bars on 0..1; the one a question
+    asks about outlined (the answer), and the student's share dashed across it."""
     characters, layer = result.characters, result.layer
     shares = [float(characters.share(character)[layer, head]) for character in CHARACTERS]
     positions = np.arange(len(CHARACTERS))[::-1]
-    ax.barh(positions, shares, color=LINK_COLOUR, height=0.6)
-    ax.set_yticks(positions, labels=["previous", "next", "[CLS]", "[SEP]"], fontsize=FONT)
+    bars = ax.barh(positions, shares, color=LINK_COLOUR, height=0.6)
+    ax.set_yticks(positions, labels=list(BAR_LABELS.values()), fontsize=FONT)
     ax.set_xlim(0, 1.2)
     ax.set_xticks([0, 0.5, 1], labels=["0", "0.5", "1"], fontsize=FONT)
     for y, share in zip(positions, shares):
         ax.text(share + 0.03, y, beside(share, SHARE_MARK), va="center", fontsize=FONT)
+    if result.asks in CHARACTERS:
+        asked = CHARACTERS.index(result.asks)
+        halo = [patheffects.withStroke(linewidth=HALO + ANSWER_STYLE["linewidth"], foreground="white")]
+        bars[asked].set(edgecolor=ANSWER_STYLE["edgecolor"], linewidth=ANSWER_STYLE["linewidth"], zorder=3)
+        if result.number is not None and 0 <= result.number <= 1:  # a share's range; the words name any other
+            y = positions[asked]
+            ax.plot([result.number, result.number], [y - 0.45, y + 0.45], color=PREDICTED_STYLE["edgecolor"],
+                    linestyle=PREDICTED_STYLE["linestyle"], linewidth=PREDICTED_STYLE["linewidth"], path_effects=halo,
+                    zorder=4, gid="your-answer")
     ax.spines[["top", "right"]].set_visible(False)
     entropy = beside(float(characters.entropy[layer, head]), FOCUSED_BELOW)
     kind = "focused" if characters.focused(layer, head) else "broad"
-    ax.set_title(f"mean weight per query; entropy {entropy} nats: {kind}", loc="left", fontsize=FONT)
+    ax.set_title(f"mean weight per query;{title_break}entropy {entropy} nats: {kind}", loc="left", fontsize=FONT)
 
 
 def draw_grid(result, inches: tuple[float, float]) -> Figure:
@@ -89,6 +116,7 @@ def draw_grid(result, inches: tuple[float, float]) -> Figure:
     axes in inches from the figure's top-left corner holds the 12 images (12 axes took 5 times as long, measured)."""
     figure = new_figure(*inches, layout=None)
     width, height = inches
+    bottom = height - (legend_height(width) if result.shows_prediction else 0.0)  # the legend under all else
     columns = GRID_COLUMNS["narrow" if width < 5 else "wide"]
     side = grid_side(width)
     title = line_height(TITLE) + TITLE_PAD
@@ -99,6 +127,11 @@ def draw_grid(result, inches: tuple[float, float]) -> Figure:
     ax = figure.add_axes((0, 0, 1, 1))
     ax.set_axis_off()
     characters = result.characters
+    asked = result.asks in CHARACTERS
+    if asked:
+        shares = characters.share(result.asks)[result.layer]  # (H,) each head's mean weight there
+        best = {head for _, head in top_heads(characters.share(result.asks), result.layer)}
+        yours = answered_head(result.number, len(shares))
     for index, (head, weights) in enumerate(zip(result.heads, result.weights)):
         row, column = divmod(index, columns)
         left, upper = EDGE + 0.25 + column * (side + GRID_GAP), top + title + row * (title + side + GRID_GAP)
@@ -108,12 +141,22 @@ def draw_grid(result, inches: tuple[float, float]) -> Figure:
             ax.text(left - 0.05, upper + side / 2, "query", rotation=90, ha="right", va="center", fontsize=FONT)
         label = characters.label(result.layer, head)
         mark = f" ({CHARACTER_LETTERS[label]})" if label else ""
+        if asked:  # the share the question compares the heads by
+            mark += f": {beside(float(shares[head]), SHARE_MARK)}"
+            for outlined, style, inset in ((head in best, ANSWER_STYLE, 0.03), (head == yours, PREDICTED_STYLE, -0.04)):
+                if outlined:
+                    ax.add_patch(Rectangle((left + inset, upper + inset), side - 2 * inset, side - 2 * inset,
+                                           fill=False, zorder=4, clip_on=False, gid=f"outline-{head}",
+                                           path_effects=[patheffects.withStroke(linewidth=HALO, foreground="white")],
+                                           **style))
         ax.text(left, upper - TITLE_PAD, f"head {head + 1}{mark}", ha="left", va="bottom", fontsize=TITLE,
                 gid=f"title-{head}")
     ax.set(xlim=(0, width), ylim=(height, 0))
-    bar = inch_axes(figure, EDGE + 0.4, height - BAR_ROOM + 0.02 - line_height(FONT), min(width - 0.8, 3.0), 0.12)
+    bar = inch_axes(figure, EDGE + 0.4, bottom - BAR_ROOM + 0.02 - line_height(FONT), min(width - 0.8, 3.0), 0.12)
     colorbar = figure.colorbar(image, cax=bar, orientation="horizontal")
     colorbar.ax.tick_params(labelsize=FONT)
     colorbar.set_label("attention weight (0 to 1)", fontsize=FONT)
-    figure.text(EDGE / width, EDGE / height, LEGEND, ha="left", va="bottom", fontsize=FONT)
+    figure.text(EDGE / width, (height - bottom + EDGE) / height, LEGEND, ha="left", va="bottom", fontsize=FONT)
+    if result.shows_prediction:
+        _legend(figure, result, inches)
     return figure

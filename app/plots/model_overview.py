@@ -7,9 +7,17 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from app.visuals.kinds.model_overview import COLOUR_BAR, GAP, LEFT, cell_side, grid_shape, mark
-from app.visuals.kinds.model_heads import EDGE, FONT, TITLE
+from matplotlib import patheffects
+from matplotlib.patches import Rectangle
 
-from .figure import SEQUENTIAL, cell_labels, inch_axes, line_height, new_figure
+from app.visuals.kinds.model_heads import (ASKED_LEGEND, EDGE, FONT, TITLE, answered_head, legend_height,
+                                           legend_lines)
+from app.visuals.model import NUM_HEADS, top_heads
+
+from .figure import (ANSWER_STYLE, HALO, PREDICTED_STYLE, SEQUENTIAL, cell_labels, inch_axes, line_height, new_figure,
+                     prediction_legend)
+
+HIGHLIGHT = "#fdf0b4"  # a pale yellow behind the maps of the layer a question is about
 
 LEGEND = "P previous token, N next, C [CLS], S [SEP] (mean weight); b broad; each map: rows queries, columns keys"
 
@@ -38,6 +46,7 @@ def draw_overview(result, inches: tuple[float, float]) -> Figure:
     0.34× the images' time (measured, interleaved, PNG included)."""
     figure = new_figure(*inches, layout=None)
     width, height = inches
+    bottom = height - (legend_height(width) if result.shows_prediction else 0.0)  # the legend under all else
     rows, columns = grid_shape(width)
     narrow = rows > columns
     side = cell_side(width)
@@ -53,11 +62,28 @@ def draw_overview(result, inches: tuple[float, float]) -> Figure:
                                                      else "layers down, heads across"),
                 ha="left", va="top", fontsize=TITLE, linespacing=1.2)
     marks = []  # (x, y, text) centred above each map
+    if result.layer is not None:  # the question's layer: a band behind its maps and their titles
+        along = LEFT + result.layer * (side + GAP) if narrow else top + result.layer * (title + side + GAP)
+        across = (rows if narrow else columns) * (side + GAP) - GAP
+        band = (along - GAP, top - GAP, side + 2 * GAP, rows * (title + side + GAP)) if narrow else \
+            (LEFT - 0.55, along - GAP / 2, 0.55 + across + GAP, title + side + GAP)
+        ax.add_patch(Rectangle(band[:2], *band[2:], facecolor=HIGHLIGHT, edgecolor="none", zorder=0, gid="layer"))
+    if result.asks:
+        best = {head for _, head in top_heads(result.characters.share(result.asks), result.layer)}
+        yours = answered_head(result.number, NUM_HEADS)
     for row in range(rows):
         for column in range(columns):
             layer, head = (column, row) if narrow else (row, column)
             left = LEFT + column * (side + GAP)
             upper = top + title + row * (title + side + GAP)
+            if result.asks and layer == result.layer:
+                # The answer's outline inside the map, the student's on its edge: both show when they are one head.
+                for outlined, style, inset in ((head in best, ANSWER_STYLE, 0.05), (head == yours, PREDICTED_STYLE, 0)):
+                    if outlined:
+                        ax.add_patch(Rectangle((left + inset, upper + inset), side - 2 * inset, side - 2 * inset,
+                                               fill=False, zorder=4, clip_on=False, gid=f"outline-{head}",
+                                               path_effects=[patheffects.withStroke(linewidth=HALO,
+                                                                                    foreground="white")], **style))
             marks.append((left + side / 2, upper - line_height(FONT) / 2,
                           mark(result.characters, layer, head, not narrow)))
             if column == 0:
@@ -80,8 +106,12 @@ def draw_overview(result, inches: tuple[float, float]) -> Figure:
     bar.set_xticklabels(["0", "0.5", "1"])
     bar.text(1.04, 0.5, "attention weight", transform=bar.transAxes, ha="left", va="center", fontsize=FONT)
     under = "layer" if narrow else "head"
-    figure.text(EDGE / width, EDGE / height + line_height(FONT) / height, f"columns: {under} number",
+    lowest = (height - bottom + EDGE) / height  # above the prediction legend, if any
+    figure.text(EDGE / width, lowest + line_height(FONT) / height, f"columns: {under} number",
                 ha="left", va="bottom", fontsize=FONT)
-    figure.text(EDGE / width, EDGE / height, LEGEND if not narrow else "P previous, N next, C [CLS], S [SEP], b broad",
+    figure.text(EDGE / width, lowest, LEGEND if not narrow else "P previous, N next, C [CLS], S [SEP], b broad",
                 ha="left", va="bottom", fontsize=FONT)
+    if result.shows_prediction:
+        prediction_legend(figure, ASKED_LEGEND, height - legend_height(width) + 0.06, FONT,
+                          2 if legend_lines(width) == 1 else 1)
     return figure

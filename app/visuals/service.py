@@ -203,9 +203,9 @@ def canonical(params: VisualParams) -> str:
 def query_values(params: VisualParams) -> dict[str, str]:
     """Params as query-string values, in field order (so URLs are stable and readable).
 
-    An empty value (a choice param with nothing chosen, whose default is empty) is left out.
+    An empty value (a choice param with nothing chosen, whose default is empty; a number not given) is left out.
     """
-    return {name: str(value) for name, value in params.model_dump(mode="json").items() if value != ""}
+    return {name: str(value) for name, value in params.model_dump(mode="json").items() if value not in ("", None)}
 
 
 def parse_query(kind: VisualKind, args: Mapping[str, list[str]], base: dict | None = None,

@@ -304,8 +304,11 @@ def assert_labels_apart(figure):
 @pytest.mark.parametrize("layout", ["wide", "narrow"])
 @pytest.mark.parametrize(("sentence", "head"), [(SENTENCES[0], "3"), (LONG, "9"), (SENTENCES[4], "1"),
                                                 (SENTENCES[1], "all"), (LONG, "all")])
-def test_labels_stay_inside_the_figure_and_apart(sentence, head, layout):
-    params = KIND.parse({"sentence": sentence, "head": head, "layer": 2})
+@pytest.mark.parametrize("asked", [{}, {"asks": "previous", "predicted": "12"}, {"asks": "focused", "said": "false"}])
+def test_labels_stay_inside_the_figure_and_apart(sentence, head, layout, asked):
+    if asked.get("asks") == "focused" and head == "all":
+        asked = {}
+    params = KIND.parse({"sentence": sentence, "head": head, "layer": 2, **asked})
     result = KIND.compute(params)
     assert_labels_apart(KIND.draw(params, result, KIND.figure_inches(params, layout, result)))
 
@@ -319,3 +322,188 @@ def test_a_number_next_to_its_bound_keeps_its_side_and_ties_are_what_is_shown():
     near = KIND.parse({"layer": 1, "head": "1", "predicted_cells": "9,0"})  # 'was' → [CLS] 0.2036, [SEP] 0.2063
     alt = KIND.alt(near, KIND.compute(near))
     assert "'was'(9) → '[SEP]'(11) 0.21" in alt and "the strongest key is '[SEP]'(11) (weight 0.21)" in alt
+
+
+# --- what a question asks of the figure (asks), answered beside the student's answer ---------------------------
+
+def outlines(figure) -> dict[int, set[str]]:
+    """{head: {"answer", "yours"}} of the grid's outlined heatmaps: solid black the answer, dashed the student's."""
+    found: dict[int, set[str]] = {}
+    for ax in figure.axes:
+        for patch in ax.patches:
+            if (patch.get_gid() or "").startswith("outline-"):
+                head = int(patch.get_gid().split("-")[1])
+                found.setdefault(head, set()).add("answer" if patch.get_linestyle() == "solid" else "yours")
+    return found
+
+
+def expected_outlines(best, yours) -> dict[int, set[str]]:
+    """outlines() of a figure that outlines the `best` heads solid and the student's head `yours` (or None) dashed."""
+    expected = {head: {"answer"} for head in best}
+    if yours is not None:
+        expected.setdefault(yours, set()).add("yours")
+    return expected
+
+
+def best_heads(sentence, layer: int, index: int) -> list[int]:
+    """The heads (0-based) of `layer` with the largest mean weight on CHARACTERS[index], ties as shown, by loops."""
+    attentions = run(sentence).attentions
+    shares = [naive_characters(attentions[layer, head].tolist())[index] for head in range(NUM_HEADS)]
+    return [head for head, share in enumerate(shares) if two(share) == two(max(shares))]
+
+
+@pytest.mark.parametrize("sentence", SENTENCES[:3])
+@pytest.mark.parametrize("character", CHARACTERS)
+def test_asked_for_a_head_the_grid_outlines_the_strongest_and_the_students_and_says_what_each_puts_there(
+        sentence, character):
+    layer = 1
+    best = best_heads(sentence, layer, CHARACTERS.index(character))
+    wrong = next(head for head in range(NUM_HEADS) if head not in best)
+    shares = [naive_characters(run(sentence).attentions[layer, head].tolist())[CHARACTERS.index(character)]
+              for head in range(NUM_HEADS)]
+    for predicted, yours in ((str(best[0] + 1), best[0]), (str(wrong + 1), wrong), ("13", None), ("2.5", None),
+                             ("", None)):
+        params = KIND.parse({"sentence": sentence, "layer": 2, "head": "all", "asks": character,
+                             "predicted": predicted})
+        result = KIND.compute(params)
+        caption = KIND.caption(params, result)
+        most = " and ".join(f"head {head + 1}" for head in best)
+        assert f"of layer 2's heads, {most} put{'s' if len(best) == 1 else ''} the most weight on " in caption.lower()
+        assert f": {on_its_side(shares[best[0]], SHARE_MARK)} on average (outlined solid" in caption
+        if predicted == "":
+            assert caption.startswith("Of layer 2's heads")
+        elif yours is None:
+            assert caption.startswith(f"Your answer, {predicted}, is not a head of the layer (1 to 12); ")
+        elif yours in best:
+            assert caption.startswith(f"You answered head {yours + 1}, rightly: ")
+        else:
+            assert caption.startswith(f"You answered head {yours + 1}, which puts "
+                                      f"{on_its_side(shares[yours], SHARE_MARK)} of its weight on ")
+        assert KIND.alt(params, result).startswith(caption.split(". ")[0])
+        for layout in ("wide", "narrow"):
+            figure = KIND.draw(params, result, KIND.figure_inches(params, layout, result))
+            assert outlines(figure) == expected_outlines(best, yours)
+            grid = next(ax for ax in figure.axes if grids(ax))
+            titles = {text.get_gid(): text.get_text() for text in grid.texts if text.get_gid()}
+            for head in range(NUM_HEADS):  # each head's title gives the share the heads are compared by
+                assert titles[f"title-{head}"].endswith(f": {on_its_side(shares[head], SHARE_MARK)}")
+            legends = [text.get_text() for legend in figure.legends for text in legend.get_texts()]
+            assert legends == ["your answer", "the answer"]
+
+
+@pytest.mark.parametrize("predicted", ["0.4", "0.86", "1", "0", "3", "-0.5", ""])
+def test_asked_for_a_heads_share_its_bar_is_outlined_and_the_students_share_dashed_on_it(predicted):
+    sentence = SENTENCES[0]
+    cls = naive_characters(run(sentence).attentions[4, 5].tolist())[2]
+    params = KIND.parse({"sentence": sentence, "layer": 5, "head": "6", "asks": "cls", "predicted": predicted})
+    result = KIND.compute(params)
+    caption = KIND.caption(params, result)
+    claim = f"layer 5 head 6 puts {on_its_side(cls, SHARE_MARK)} of its weight on [CLS] on average (its bar, outlined)"
+    shown = float(predicted) if predicted else None
+    if shown is None:
+        assert caption.startswith(claim[0].upper() + claim[1:] + ".")
+    elif not 0 <= shown <= 1:
+        assert caption.startswith(f"Your answer, {predicted}, is not a share of the weight, which lies between 0 "
+                                  f"and 1; {claim}.")
+    elif abs(cls - shown) < 0.005:
+        assert caption.startswith(f"You answered {predicted} (the dashed line), which is the share to 2 decimals")
+    else:
+        assert caption.startswith(f"You answered {predicted} (the dashed line); {claim}: {abs(cls - shown):.2f} "
+                                  f"{'more' if cls > shown else 'less'} than your answer.")
+    for layout in ("wide", "narrow"):  # the phone shows the bars too when a question asks about them
+        figure = KIND.draw(params, result, KIND.figure_inches(params, layout, result))
+        (bars,) = [ax for ax in figure.axes if ax.patches and ax.get_yticklabels()]
+        at = {float(tick): label.get_text() for tick, label in zip(bars.get_yticks(), bars.get_yticklabels())}
+        by_label = {at[bar.get_y() + bar.get_height() / 2]: bar for bar in bars.patches}  # each bar by its tick label
+        assert by_label["[CLS]"].get_width() == pytest.approx(cls)
+        assert [label for label, bar in by_label.items() if bar.get_linewidth() == 2.0] == ["[CLS]"]
+        (mine,) = [line for line in bars.get_lines() if line.get_gid() == "your-answer"] or [None]
+        if shown is not None and 0 <= shown <= 1:
+            assert tuple(mine.get_xdata()) == (shown, shown) and mine.get_linestyle() not in ("-", "solid")
+            y = by_label["[CLS]"].get_y() + by_label["[CLS]"].get_height() / 2
+            assert min(mine.get_ydata()) < y < max(mine.get_ydata())  # across the asked bar
+        else:
+            assert mine is None
+        assert_labels_apart(figure)
+
+
+@pytest.mark.parametrize("sentence", SENTENCES[:3])
+def test_asked_for_a_querys_strongest_key_the_links_draw_it_and_the_students_key(sentence):
+    weights = run(sentence).attentions[1, 8].tolist()
+    n = len(weights)
+    query = min(3, n - 2)
+    row = weights[query]
+    best = [key for key, weight in enumerate(row) if two(weight) == two(max(row))]
+    wrong = next(key for key in range(n) if key not in best)
+    for predicted, drawn in ((str(best[0]), best[0]), (str(wrong), wrong), (str(n), None), ("1.5", None)):
+        params = KIND.parse({"sentence": sentence, "layer": 2, "head": "9", "asks": "key", "query": query,
+                             "predicted": predicted})
+        result = KIND.compute(params)
+        assert result.answer == tuple((query, key) for key in best)
+        assert result.predicted == (() if drawn is None else ((query, drawn),))
+        caption = KIND.caption(params, result)
+        assert f"({query}) puts the most weight on " in caption and f", {two(row[best[0]])} (the solid link" in caption
+        if drawn is None:
+            assert caption.startswith(f"Your answer, {predicted}, is not a position of the sentence (0 to {n - 1}); ")
+        elif drawn in best:
+            assert caption.startswith(f"You answered position {drawn}, rightly: query ")
+        else:
+            assert caption.startswith(f"You answered position {drawn}, ") and f"gives {two(row[drawn])} (the dashed" \
+                in caption
+        figure = KIND.draw(params, result, KIND.figure_inches(params, "narrow", result))
+        solid, *dashed = [c for ax in figure.axes for c in ax.collections if isinstance(c, LineCollection)][1:]
+        assert [tuple(map(tuple, s)) for s in solid.get_segments()] == [((0, query), (1, key)) for key in best]
+        assert [tuple(map(tuple, s)) for c in dashed for s in c.get_segments()] == \
+            ([] if drawn is None else [((0, query), (1, drawn))])
+
+
+@pytest.mark.parametrize(("layer", "head"), [(2, "1"), (2, "9"), (3, "4"), (1, "3")])
+@pytest.mark.parametrize("said", ["true", "false", ""])
+def test_asked_whether_a_head_is_focused_the_words_answer_the_students_claim_from_the_entropy(layer, head, said):
+    entropy = naive_characters(run(SENTENCES[0]).attentions[layer - 1, int(head) - 1].tolist())[4]
+    focused = entropy < FOCUSED_BELOW
+    params = KIND.parse({"layer": layer, "head": head, "asks": "focused", "said": said})
+    caption = KIND.caption(params, KIND.compute(params))
+    claim = (f"layer {layer} head {head}'s rows have a mean entropy of {on_its_side(entropy, FOCUSED_BELOW)} nats, "
+             f"{'below' if focused else 'not below'} 1: the head is {'focused' if focused else 'broad'} (the bars' title)")
+    if said:
+        verdict = "rightly" if (said == "true") == focused else f"but it is {'true' if focused else 'false'}"
+        assert caption.startswith(f"You answered {said}, {verdict}: {claim}.")
+    else:
+        assert caption.startswith(claim[0].upper() + claim[1:] + ".")
+    figure = KIND.draw(params, KIND.compute(params), KIND.figure_inches(params, "narrow"))
+    assert any("entropy" in ax.get_title(loc="left") for ax in figure.axes)  # the phone shows the bars it names
+
+
+@pytest.mark.parametrize(("values", "words"), [
+    ({"asks": "key"}, "asks: key needs the query's position"),
+    ({"query": 2}, "query is only for asks: key"),
+    ({"asks": "key", "query": 12}, "query must be a position of the sentence's 12 tokens, 0 to 11; got 12"),
+    ({"asks": "key", "query": 64}, "query must be at most 63"),
+    ({"asks": "focused", "head": "all"}, "asks: focused is about one head"),
+    ({"asks": "key", "query": 1, "head": "all"}, "asks: key is about one head"),
+    ({"asks": "sideways"}, "asks must be one of"),
+    ({"said": "maybe"}, "said must be one of"),
+])
+def test_what_a_question_asks_must_fit_the_figure(values, words):
+    ((_, message),) = check_visual("model-heads", values)
+    assert words in message
+
+
+def test_an_answer_page_draws_the_students_head_and_changing_the_sentence_drops_it(client, app):
+    from test_model_bank import csrf_token
+
+    url = "/quiz/real-attention-heads/previous-token-head"
+    page = client.get(url).get_data(as_text=True)
+    sentence = re.search(r'reads "([^"]+)"', page.replace("&#34;", '"').replace("&quot;", '"')).group(1)
+    best = best_heads(sentence, 0, 0)
+    wrong = next(head for head in range(NUM_HEADS) if head not in best)
+    response = client.post(url, data={"csrf_token": csrf_token(page), "answer": str(wrong + 1)})
+    answer_page = client.get(response.location).get_data(as_text=True)
+    assert "asks=previous" in answer_page and f"predicted={wrong + 1}" in answer_page  # the figure's own URL
+    assert f'alt="You answered head {wrong + 1}, which puts ' in answer_page
+    # The student tries another sentence: the answer was about the question's, so it is not drawn on theirs.
+    other = client.get(response.location + "?v=model-heads&sentence=a+small+dog&layer=1&head=all")
+    html = other.get_data(as_text=True)
+    assert other.status_code == 200 and "predicted=" not in html and "asks=" not in html
+    assert "Your prediction is drawn on the question&#39;s own sentence, layer and head, not on these" in html

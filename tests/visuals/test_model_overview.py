@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from app.visuals import get_kind
 from app.visuals.model import CHARACTERS, FOCUSED_BELOW, NUM_HEADS, NUM_LAYERS, SHARE_MARK, run
 
-from .test_model_heads import SENTENCES, naive_characters, on_its_side, two
+from .test_model_heads import SENTENCES, expected_outlines, naive_characters, on_its_side, outlines, two
 
 KIND = get_kind("model-overview")
 WORDS = {"previous": "the previous token", "next": "the next token", "cls": "[CLS]", "sep": "[SEP]"}
@@ -128,9 +128,75 @@ def test_labels_stay_inside_the_figure_and_apart(layout):
 
 
 @pytest.mark.parametrize("layout", ["wide", "narrow"])
-def test_labels_the_colour_bar_and_the_legend_stay_inside_the_figure_and_apart(layout):
+@pytest.mark.parametrize("asked", [{}, {"layer": 1, "asks": "sep", "predicted": "3"}, {"layer": 6}])
+def test_labels_the_colour_bar_and_the_legend_stay_inside_the_figure_and_apart(layout, asked):
     from .test_model_heads import LONG, assert_labels_apart
 
-    params = KIND.parse({"sentence": LONG})
+    params = KIND.parse({"sentence": LONG, **asked})
     result = KIND.compute(params)
     assert_labels_apart(KIND.draw(params, result, KIND.figure_inches(params, layout, result)))
+
+
+# --- the layer a question is about, and the head it asks for -------------------------------------------------
+
+
+@pytest.mark.parametrize("sentence", SENTENCES[:3])
+@pytest.mark.parametrize("layer", [1, 4, 6])
+def test_a_questions_layer_is_highlighted_and_its_heads_counted_by_character(sentence, layer):
+    table = naive_table(sentence)
+    marks = [expected_mark(table[layer - 1, head], False) for head in range(NUM_HEADS)]
+    params = KIND.parse({"sentence": sentence, "layer": layer})
+    result = KIND.compute(params)
+    caption = KIND.caption(params, result)
+    placed = sum(marks.count(letter) for letter in "PNCS")
+    assert caption.startswith(f"In layer {layer} (highlighted), {placed} of the 12 heads "
+                              f"{'puts' if placed == 1 else 'put'} at least 0.5 of their weight on one place")
+    for letter, words in zip("PNCS", WORDS.values()):
+        assert (f"{marks.count(letter)} on {words} ({letter})" in caption) == (marks.count(letter) > 0)
+    assert f"{marks.count('b')} {'is' if marks.count('b') == 1 else 'are'} broad (b)" in caption
+    for layout in ("wide", "narrow"):
+        figure = KIND.draw(params, result, KIND.figure_inches(params, layout, result))
+        (band,) = [patch for patch in figure.axes[0].patches if patch.get_gid() == "layer"]
+        x, y, width, height = band.get_x(), band.get_y(), band.get_width(), band.get_height()
+        # The band lies behind this layer's maps and no other's: their labels, 'layer k' at the left of a row
+        # (wide) or 'Lk' under a column (narrow), in the axes' inches from the top-left corner.
+        for text in figure.axes[0].texts:
+            found = re.fullmatch(r"layer (\d)|L(\d)", text.get_text())
+            if found:
+                k = int(found.group(1) or found.group(2))
+                tx, ty = text.get_position()
+                inside = y <= ty <= y + height if found.group(1) else x <= tx <= x + width
+                assert inside == (k == layer), text.get_text()
+        assert outlines(figure) == {}
+
+
+@pytest.mark.parametrize("sentence", SENTENCES[:3])
+def test_asked_for_the_head_of_a_layer_the_overview_outlines_it_and_the_students(sentence):
+    table = naive_table(sentence)
+    layer = 4
+    shares = [table[layer - 1, head][2] for head in range(NUM_HEADS)]
+    best = [head for head in range(NUM_HEADS) if two(shares[head]) == two(max(shares))]
+    wrong = next(head for head in range(NUM_HEADS) if head not in best)
+    for predicted, yours in ((str(best[0] + 1), best[0]), (str(wrong + 1), wrong), ("0", None), ("", None)):
+        params = KIND.parse({"sentence": sentence, "layer": layer, "asks": "cls", "predicted": predicted})
+        result = KIND.compute(params)
+        caption = KIND.caption(params, result)
+        assert f"{' and '.join(f'head {h + 1}' for h in best)} put{'s' if len(best) == 1 else ''} the most weight " \
+               f"on [CLS]: {on_its_side(max(shares), SHARE_MARK)} on average (outlined solid)" in caption
+        if yours is not None and yours not in best:
+            assert caption.startswith(f"You answered head {yours + 1}, which puts "
+                                      f"{on_its_side(shares[yours], SHARE_MARK)} of its weight on [CLS]")
+        for layout in ("wide", "narrow"):
+            figure = KIND.draw(params, result, KIND.figure_inches(params, layout, result))
+            assert outlines(figure) == expected_outlines(best, yours)
+            assert [t.get_text() for legend in figure.legends for t in legend.get_texts()] == ["your answer",
+                                                                                              "the answer"]
+
+
+def test_asks_needs_the_layer_it_is_about():
+    from app.visuals import check_visual
+
+    ((_, message),) = check_visual("model-overview", {"asks": "cls"})
+    assert message == "asks: cls is about the heads of one layer: give its layer (1 to 6)"
+    ((_, message),) = check_visual("model-overview", {"layer": 7})
+    assert "layer must be at most 6" in message

@@ -134,7 +134,10 @@ def test_every_number_is_the_engines_and_every_claim_holds(p):
     assert f"towards 1/{n_keys} = {1 / n_keys:.2f} each" in caption
     for row, query in enumerate(q_tokens):
         scores = result.scores[row]
-        best = np.flatnonzero(scores == scores.max())
+        # Equal scores tie, though a matrix product may round an identical key's score in the last digit.
+        best = np.flatnonzero(np.isclose(scores, scores.max(), rtol=1e-12, atol=0))
+        for j in best:  # a word typed twice among the keys ties with itself
+            assert all(i in best for i in range(n_keys) if k_tokens[i] == k_tokens[j])
         hard_key = int(np.argmax(result.hard_weights[row]))
         assert hard_key == best[0], "the hard lookup takes the first of the best-scoring keys"
         assert result.hard_weights[row].sum() == 1
@@ -143,13 +146,13 @@ def test_every_number_is_the_engines_and_every_claim_holds(p):
         shown_scores = ", ".join(f"{key} {sl.format_number(s)}" for key, s in zip(k_tokens, scores))
         assert f"Query '{query}' scores the keys {shown_scores}" in alt
         if len(best) == n_keys:
-            assert np.all(w == w[0]) and abs(w[0] - 1 / n_keys) < 1e-15
+            assert np.allclose(w, 1 / n_keys, rtol=1e-12, atol=0)
             assert (f"Query '{query}' scores the keys {shown_scores}; every score is the same, so it spreads its "
                     f"weight evenly ({w[0]:.2f} on each key)") in alt
             assert f"'{query}' scores every key the same ({sl.format_number(scores[0])}), so its weights are even" in caption
             assert f"hard lookup takes the first key, '{k_tokens[hard_key]}'" in caption
         elif len(best) > 1:
-            assert np.all(w[best] == w[best[0]]) and w[best[0]] == w.max()
+            assert np.allclose(w[best], w.max(), rtol=1e-12, atol=0)
             tied = ", ".join(named(k_tokens, j) for j in best[:-1]) + " and " + named(k_tokens, best[-1])
             assert f"on the tied keys {tied} (score {sl.format_number(scores.max())})" in alt
             assert f"hard lookup picks the first of them, {named(k_tokens, best[0])}, with weight 1" in alt

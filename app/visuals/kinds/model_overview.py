@@ -4,16 +4,19 @@ sentence as small attention maps, each marked with its computed character (previ
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
+from pydantic import Field, model_validator
 
 from .. import register
-from ..base import NARROW_WIDTH, WIDTH, Control, VisualKind, VisualParams, line_height
+from ..base import AcrossFields, NARROW_WIDTH, WIDTH, Control, VisualKind, VisualParams, line_height
 from ..model import (CHARACTER_LETTERS, CHARACTER_WORDS, CHARACTERS, DEFAULT_SENTENCE, FOCUSED_BELOW, MAX_TOKENS,
                      NUM_HEADS, NUM_LAYERS, SENTENCE_MAX_LENGTH, SHARE_MARK, HeadCharacters, ModelSentence,
                      beside, characters, font_sentence, head_name, run, top_heads)
+from ..predictions import NumberParam
 from .model_heads import CAPTION as HEADS_CAPTION
-from .model_heads import EDGE, FONT, MODEL, TITLE
+from .model_heads import EDGE, FONT, MODEL, TITLE, legend_height, strongest_head_words
 
 GAP = 0.04  # inches between neighbouring maps
 LEFT = EDGE + 0.55  # the row labels ('layer 1' or 'head 12')
@@ -23,6 +26,18 @@ UNDER = 7 / 72 + sum(COLOUR_BAR) + 2 * line_height(FONT) + EDGE  # the column la
 
 class ModelOverviewParams(VisualParams):
     sentence: ModelSentence = DEFAULT_SENTENCE
+    # The layer a question is about (1 to 6), highlighted, its heads counted in the words; with `asks` (a
+    # character), a numeric answer is the head of that layer that puts the most weight there.
+    layer: int | None = Field(default=None, ge=1, le=NUM_LAYERS)
+    asks: Literal["", *CHARACTERS] = ""
+    predicted: NumberParam = ""  # a numeric question's answer: a head of `layer`, 1 to 12
+
+    @model_validator(mode="after")
+    def _asks_about_a_layer(self):
+        if self.asks and self.layer is None:
+            raise AcrossFields(f"asks: {self.asks} is about the heads of one layer: give its layer (1 to {NUM_LAYERS})",
+                               "layer")
+        return self
 
 
 @dataclass(frozen=True)
@@ -30,6 +45,32 @@ class ModelOverviewResult:
     tokens: tuple[str, ...]
     attentions: np.ndarray  # (L, H, N, N) rows queries, columns keys
     characters: HeadCharacters
+    layer: int | None = None  # 0-based: the layer a question is about
+    asks: str = ""
+    number: float | None = None  # the student's head, counted from 1, with asks
+
+    @property
+    def shows_prediction(self) -> bool:
+        return bool(self.asks)
+
+
+def layer_words(result: ModelOverviewResult) -> str:
+    """The layer a question is about: its heads counted by character, and what it asks, answered."""
+    if result.layer is None:
+        return ""
+    layer, characters = result.layer, result.characters
+    labels = [characters.label(layer, head) for head in range(NUM_HEADS)]
+    counts = [f"{labels.count(c)} on {CHARACTER_WORDS[c]} ({CHARACTER_LETTERS[c]})" for c in CHARACTERS
+              if labels.count(c)]
+    placed = sum(labels.count(c) for c in CHARACTERS)
+    broad, other = labels.count("broad"), labels.count(None)
+    text = (f"In layer {layer + 1} (highlighted), {placed} of the {NUM_HEADS} heads {'puts' if placed == 1 else 'put'} at least {SHARE_MARK:g} of "
+            f"their weight on one place on average{': ' + ', '.join(counts) if counts else ''}; {broad} "
+            f"{'is' if broad == 1 else 'are'} broad (b)" + (f" and {other} focused with no such place" if other else "")
+            + ".")
+    if result.asks:
+        text = strongest_head_words(characters, layer, result.asks, result.number) + " " + text
+    return text
 
 
 def grid_shape(width: float) -> tuple[int, int]:
@@ -75,9 +116,19 @@ class ModelOverviewKind(VisualKind):
     inches = (WIDTH, overview_height(WIDTH))
     narrow_inches = (NARROW_WIDTH, overview_height(NARROW_WIDTH))
 
+    predictions = {"numeric": ("predicted", None)}
+    prediction_grid = ("sentence",)
+
+    def figure_inches(self, params: ModelOverviewParams, layout: str = "wide", result=None) -> tuple[float, float]:
+        width = NARROW_WIDTH if layout == "narrow" else WIDTH
+        return width, round(overview_height(width) + (legend_height(width) if params.asks else 0.0), 2)
+
     def compute(self, params: ModelOverviewParams) -> ModelOverviewResult:
         model_run = run(params.sentence)
-        return ModelOverviewResult(tuple(model_run.tokens), model_run.attentions, characters(params.sentence))
+        layer = None if params.layer is None else params.layer - 1
+        number = float(params.predicted) if params.predicted and params.asks else None
+        return ModelOverviewResult(tuple(model_run.tokens), model_run.attentions, characters(params.sentence), layer,
+                                   params.asks, number)
 
     def alt(self, params: ModelOverviewParams, result: ModelOverviewResult) -> str:
         characters = result.characters
@@ -94,7 +145,8 @@ class ModelOverviewKind(VisualKind):
         parts.append(f"Most focused: {named_heads(focused)} (row entropy {entropy(focused[0])} "
                      f"nats); broadest: {named_heads(broad)} ({entropy(broad[0])} of at most "
                      f"{characters.uniform_entropy:.2f}).")
-        return " ".join(parts) + font_sentence(result.tokens)
+        words = layer_words(result)
+        return (f"{words} " if words else "") + " ".join(parts) + font_sentence(result.tokens)
 
     def caption(self, params: ModelOverviewParams, result: ModelOverviewResult) -> str:
         characters = result.characters
@@ -109,7 +161,8 @@ class ModelOverviewKind(VisualKind):
                 cells.append(f"{head + 1} {mark(characters, layer, head, True) or '–'}")
             rows.append(f"layer {layer + 1}: " + ", ".join(cells))
         tally = ", ".join(f"{count} {CHARACTER_LETTERS[label]}" for label, count in counts.items())
-        return (HEADS_CAPTION.format(model=MODEL, focused=FOCUSED_BELOW)
+        words = layer_words(result)
+        return (f"{words} " if words else "") + (HEADS_CAPTION.format(model=MODEL, focused=FOCUSED_BELOW)
                 + f" A map's letter names where at least {SHARE_MARK:g} of its weight goes on average: P the previous "
                 "token, N the next, C [CLS], S [SEP] (with that share); b a broad head with no such place; no letter "
                 f"(– in the list below) a focused head with no such place. Here: {tally}. " + "; ".join(rows) + "."

@@ -17,7 +17,7 @@ from app.engine import hard_attention
 
 # scaled_dot_product_attention's one path: the public function returns only the output and the weights,
 # and the figure's first panel shows the engine's scores.
-from app.engine.attention import attend
+from app.engine.attention import attend, best_keys
 
 from .. import register
 from ..base import (AcrossFields, NARROW_WIDTH, WIDTH, Control, VisualKind, VisualParams, estimated_width, line_height,
@@ -158,7 +158,8 @@ def query_words(result: SoftLookupResult, row: int) -> tuple[str, str]:
         return f"'{keys[j]}' (column {j + 1})" if keys.count(keys[j]) > 1 else f"'{keys[j]}'"
 
     scores, weights = result.scores[row], result.soft_weights[row]
-    best = np.flatnonzero(scores == scores.max())  # exactly equal scores tie
+    at_best = best_keys(scores)  # equal scores tie (identical keys' scores may differ in their last digit)
+    best = np.flatnonzero(at_best)
     hard_key = key(int(np.argmax(result.hard_weights[row])))  # the engine's hard lookup's pick: best[0]
     best_score = format_number(scores.max())
     if len(best) == len(keys):
@@ -178,8 +179,7 @@ def query_words(result: SoftLookupResult, row: int) -> tuple[str, str]:
                   f"(score {best_score}); hard lookup picks {hard_key} with weight 1")
         ties = ""
     # A near tie: a key whose shown score equals the best one's though it scores lower.
-    near = next((j for j, score in enumerate(scores) if score < scores.max() and format_number(score) == best_score),
-                None)
+    near = next((j for j, score in enumerate(scores) if not at_best[j] and format_number(score) == best_score), None)
     if near is not None:
         high, low = distinguishing(scores[best[0]], scores[near])
         near_tie = (f"'{query}' scores {key(best[0])} and {key(near)} the same to the shown 2 decimals, but "
@@ -203,7 +203,7 @@ def choice_sentence(result: SoftLookupResult, choice: str) -> str:
     """The caption's last sentence for the student's answer ("" for none, or for "true,false"): with tied best keys
     the soft weights approach an even split among them, not panel 6's one-hot pick."""
     sentence = CHOICE_SENTENCES.get(choice, "")
-    if sentence and any(np.count_nonzero(row == row.max()) > 1 for row in result.scores):
+    if sentence and any(np.count_nonzero(best_keys(row)) > 1 for row in result.scores):
         sentence = sentence[:-1] + (" where one key scores highest; where keys tie for the best score, the weights "
                                     "split evenly among them instead.")
     return sentence
@@ -213,8 +213,8 @@ def choice_sentence(result: SoftLookupResult, choice: str) -> str:
 
 
 def strongest_keys(row: np.ndarray) -> list[int]:
-    """The keys of a row of soft weights with its largest weight: exactly equal scores tie."""
-    return [int(k) for k in np.flatnonzero(row == row.max())]
+    """The keys of a row of soft weights with its largest weight: equal weights tie (engine.best_keys)."""
+    return [int(k) for k in np.flatnonzero(best_keys(row))]
 
 
 def weight_text(value: float) -> str:
