@@ -62,8 +62,8 @@ def test_a_cells_answer_goes_to_the_prediction_and_the_key_to_the_answer_cells()
 def test_a_kind_that_cannot_draw_cells_is_refused_for_a_cells_question():
     able = {question_type: sorted(name for name, kind in KINDS.items() if question_type in kind.predictions)
             for question_type in ("cells", "numeric")}
-    assert able == {"cells": ["model-heads", "soft-lookup"], "numeric": ["head-split", "model-heads", "model-overview",
-                                                                               "soft-lookup"]}
+    assert able == {"cells": ["model-heads", "soft-lookup"],
+                    "numeric": ["complexity", "head-split", "model-heads", "model-overview", "soft-lookup"]}
     (problem,) = check_visual("complexity", {}, "cells", [[0, 0]])
     assert problem == (("kind",), "a cells question's visual draws the student's prediction, and 'complexity' "
                                   "cannot; the kinds that can: model-heads, soft-lookup")

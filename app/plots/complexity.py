@@ -14,7 +14,7 @@ from matplotlib.ticker import LogLocator
 from app.visuals.base import NARROW_WIDTH
 from app.visuals.kinds.complexity import CORRECT, sizes_text
 
-from .figure import SEQUENTIAL, fixed_grid, new_figure
+from .figure import PREDICTED_STYLE, SEQUENTIAL, fixed_grid, new_figure
 
 EXACT_COLOUR = "0.78"  # a wide grey band under the options: a line on it grows like the count
 # One colour and dash phase per option: where curves coincide, their dashes interleave, so every one
@@ -46,7 +46,8 @@ def draw_complexity(result, inches: tuple[float, float]) -> Figure:
     narrow = inches[0] == NARROW_WIDTH
     figure = new_figure(*inches, layout=None)
     shape = (2, 1) if narrow else (1, 2)  # stacked on a phone
-    legend_height = 0.2 + (5 if narrow else 2) * 0.19  # the legend's rows, under the axes
+    entries = 5 + (result.predicted is not None and result.predicted > 0)  # the student's count: one more
+    legend_height = 0.2 + (entries if narrow else 2) * 0.19  # the legend's rows, under the axes
     fixed_grid(figure, rows=shape[0], cols=shape[1], left=0.62 if narrow else 0.72, right=0.12,
                bottom=0.5 + legend_height, top=0.28, row_gap=0.85, col_gap=0.85)
     count_ax, ratio_ax = figure.subplots(*shape)
@@ -76,6 +77,12 @@ def draw_complexity(result, inches: tuple[float, float]) -> Figure:
                       arrowprops={"arrowstyle": "-|>", "color": "black", "linewidth": 0.8, "shrinkA": 2,
                                   "shrinkB": 4})
     values = np.concatenate([result.exact, *(curve.normalised for curve in result.curves)])
+    if entries == 6:  # the student's count at their own point, on the same axes (a count ≤ 0 has no place on them)
+        mine, = count_ax.plot([own], [result.predicted], "D", color=PREDICTED_STYLE["edgecolor"], markersize=6,
+                              markeredgecolor="white", zorder=6, gid="your-count",
+                              label=f"your answer: {result.predicted:,.12g}")
+        handles.append(mine)
+        values = np.append(values, result.predicted)
     log_y(count_ax, float(values.min()), float(values.max()))
     count_ax.set_ylabel("multiply-adds")
     count_ax.set_title(f"(a) Count against {x}, scaled at {x} = 1", fontsize=10)
@@ -105,10 +112,10 @@ def draw_complexity(result, inches: tuple[float, float]) -> Figure:
         ax.tick_params(labelsize=fontsize)
 
     if not narrow:  # three columns filled column by column: this order reads row by row
-        handles = [handles[i] for i in (0, 3, 1, 4, 2)]
+        handles = [handles[i] for i in (0, 3, 1, 4, 2, 5)[:len(handles)]]
     legend = figure.legend(handles=handles, loc="lower center", ncols=1 if narrow else 3, fontsize=fontsize,
                            frameon=False, bbox_to_anchor=(0.5, 0.02), handlelength=3.2)
     for text, handle in zip(legend.get_texts(), handles):
-        if "(your answer)" in handle.get_label():
+        if "your answer" in handle.get_label():
             text.set_fontweight("bold")
     return figure

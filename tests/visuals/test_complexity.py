@@ -350,10 +350,11 @@ def other(option: str) -> str:
 @pytest.mark.parametrize("vary", ["N", "M", "d", "l"])
 @pytest.mark.parametrize("sizes", [{}, {"n": 1, "m": 1, "d": 1, "l": 1}, {"n": 2048, "m": 2048, "d": 256, "l": 256},
                                    {"d": 1, "l": 256}])
-def test_labels_stay_in_the_figure_and_apart_for_every_sweep(vary, sizes, layout):
+@pytest.mark.parametrize("predicted", ["", "-1000000000000", "1000000000000"])
+def test_labels_stay_in_the_figure_and_apart_for_every_sweep(vary, sizes, layout, predicted):
     from test_plots_layout import label_boxes, overlap
 
-    _, figure = draw({**sizes, "vary": vary, "choice": "nm2-d2l"}, layout)
+    _, figure = draw({**sizes, "vary": vary, "choice": "nm2-d2l", "predicted_count": predicted}, layout)
     figure.canvas.draw()
     renderer = figure.canvas.get_renderer()
     page = figure.bbox
@@ -396,3 +397,63 @@ def test_params():
 
 def test_the_old_max_n_is_refused_with_a_sentence():
     assert check_visual("complexity", {"max_n": 128}) == [(("params", "max_n"), "unknown parameter 'max_n'")]
+
+
+# --- a numeric question's count, drawn and named -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sizes", [{"n": 256, "m": 256, "d": 64, "l": 64}, {"n": 16, "m": 32, "d": 8, "l": 24},
+                                   {"n": 1, "m": 1, "d": 1, "l": 1}])
+def test_a_students_count_is_drawn_at_their_point_and_the_slip_it_matches_is_named(sizes):
+    n, m, d, l = sizes.values()  # noqa: E741
+    total = naive_multiply_adds(n, m, d, l)
+    slips = [  # each count a slip gives, and the words that name it (the first that matches, as the words do)
+        (n * m * d, "It is Q Kᵀ alone, N·M·d"),
+        (n * m * l, "It is weights·V alone, N·M·l"),
+        (2 * total, "It is twice the count, as if a multiply-add were two operations"),
+        (n * m * d * l, "It is N·M·d·l"),
+        (n * m, "It is N·M"),
+    ]
+    for yours in [total, *(slip for slip, _ in slips), total + 7, total * 1000, 3, 0, -5]:
+        values = {**sizes, "vary": "M", "predicted_count": yours}
+        params = KIND.parse(values)
+        result = KIND.compute(params)
+        caption, alt = KIND.caption(params, result), KIND.alt(params, result)
+        count = f"N·M·(d+l) = {n}·{m}·({d}+{l}) = {total:,} multiply-adds"
+        assert caption.split(" Exact counts")[0] == alt.split(" Two log-log")[0]  # the same words first, in both
+        if yours == total:
+            assert caption.startswith(f"Your answer {yours:,} is the count: {count}.")
+        elif yours <= 0:
+            assert caption.startswith(f"Your answer, {yours:,}, is no count: {count}.")
+        else:
+            assert caption.startswith(f"Your answer {yours:,} is ") and count in caption
+            named = next((words for slip, words in slips if slip == yours and slip != total), None)
+            if named:
+                assert named in caption.split(" Exact counts")[0]
+            else:
+                assert ". It is " not in caption.split(" Exact counts")[0]
+        for layout in LAYOUTS:
+            _, figure = draw(values, layout)
+            count_ax = figure.axes[0]
+            mine = lines_by_gid(count_ax).get("your-count")
+            legend = [t.get_text() for t in figure.legends[0].get_texts()]
+            if yours > 0:
+                assert tuple(mine.get_xdata()) == (m,) and tuple(mine.get_ydata()) == (yours,)
+                low, high = count_ax.get_ylim()
+                assert low < yours < high
+                assert f"your answer: {yours:,}" in legend
+            else:
+                assert mine is None and not any("your answer" in text for text in legend)
+
+
+def test_a_count_question_on_the_complexity_figure_draws_the_answer_on_its_answer_page(client):
+    from test_model_bank import csrf_token
+
+    url = "/quiz/attention-practice/attention-cost-variant"
+    page = client.get(url).get_data(as_text=True)
+    n, d = (int(re.search(rf'alttext="{name} = (\d+)"', page).group(1)) for name in "Nd")
+    response = client.post(url, data={"csrf_token": csrf_token(page), "answer": str(n * n * d)})
+    answer = client.get(response.location).get_data(as_text=True)
+    assert f"predicted_count={n * n * d}" in answer
+    assert f'alt="Your answer {n * n * d:,} is ×0.5 the count: ' in answer
+    assert "It is Q Kᵀ alone, N·M·d" in answer

@@ -17,6 +17,7 @@ from app.engine import attention_flops
 
 from .. import register
 from ..base import NARROW_WIDTH, WIDTH, Control, VisualKind, VisualParams
+from ..predictions import NumberParam
 
 # The swept variable's range, from 1 to the control's bound, in the order of Q (N × d), K (M × d) and V (M × l).
 LARGEST = {"N": 2048, "M": 2048, "d": 256, "l": 256}
@@ -57,6 +58,7 @@ class ComplexityParams(VisualParams):
     l: int = Field(default=64, ge=1, le=LARGEST["l"])  # noqa: E741 - the value width's name in the question
     vary: Literal["M", "N", "d", "l"] = "M"  # M first: the sweep that separates M from M²
     choice: Literal["", "nm-d-plus-l", "nm2-dl", "nm2-d2l", "nmd2l"] = ""  # the student's option
+    predicted_count: NumberParam = ""  # a numeric question's answer: the multiply-adds at N, M, d, l
 
 
 @dataclass(frozen=True)
@@ -85,6 +87,7 @@ class ComplexityResult:
     total: int  # attention_flops(n, m, d, l)
     separating: dict[str, tuple[str, ...]]  # option id -> the variables whose sweep parts it from the count
     choice: str  # the student's option id, "" when not known
+    predicted: float | None = None  # the student's count, when a numeric question asked for it
 
 
 def number_text(value: Fraction) -> str:
@@ -143,6 +146,38 @@ def answer_sentence(result: ComplexityResult) -> str:
     return f"Your answer {option.text} is wrong. {wrong} {seen}"
 
 
+def count_answer_sentence(result: ComplexityResult) -> str:
+    """The student's count against the engine's, and the slip it matches, if any ("" when no count is known)."""
+    if result.predicted is None:
+        return ""
+    n, m, d, l = result.sizes.values()  # noqa: E741
+    yours, total = result.predicted, result.total
+    shown = f"{yours:,.12g}"
+    if yours <= 0:
+        return f"Your answer, {shown}, is no count: N·M·(d+l) = {n}·{m}·({d}+{l}) = {total:,} multiply-adds."
+    if yours == total:
+        return f"Your answer {shown} is the count: N·M·(d+l) = {n}·{m}·({d}+{l}) = {total:,} multiply-adds."
+    slips = (  # (the count a slip gives, what it does)
+        (result.scores, f"Q Kᵀ alone, N·M·d = {n}·{m}·{d}: weights·V adds N·M·l = {result.weighted_values:,}"),
+        (result.weighted_values, f"weights·V alone, N·M·l = {n}·{m}·{l}: Q Kᵀ adds N·M·d = {result.scores:,}"),
+        (2 * total, "twice the count, as if a multiply-add were two operations (a multiply and an add, the FLOPs "
+                    "some texts count): the question counts multiply-adds"),
+        (n * m * d * l, f"N·M·d·l = {n}·{m}·{d}·{l}, the widths multiplied: the two products run one after the "
+                        "other, so their costs add, N·M·(d+l)"),
+        (n * m, f"N·M = {n}·{m}, the number of scores: each takes d multiply-adds, and each output feature of "
+                "weights·V another M"),
+    )
+    slip = next((words for count, words in slips if count != total and yours == count), None)
+    ratio = yours / total
+    if abs(ratio - 1) < 0.005:
+        times = f"{abs(yours - total):,.12g} {'more' if yours > total else 'less'} than"
+    else:
+        times = f"×{ratio:.3g}" if ratio >= 0.01 else f"1/{1 / ratio:,.0f} of"
+    text = (f"Your answer {shown} is {times} the count: N·M·(d+l) = {n}·{m}·({d}+{l}) = {total:,} multiply-adds "
+            "(your number is the diamond in (a))")
+    return f"{text}. It is {slip}." if slip else f"{text}."
+
+
 @register
 class ComplexityKind(VisualKind[ComplexityResult]):
     name = "complexity"
@@ -157,6 +192,8 @@ class ComplexityKind(VisualKind[ComplexityResult]):
         Control("l", "Value width l", "int", min=1, max=LARGEST["l"], step=1),
     )
     choice_param = "choice"
+    predictions = {"numeric": ("predicted_count", None)}  # the multiply-adds a numeric question asks for
+    prediction_grid = ("n", "m", "d", "l")
     learn = "/learn/complexity"
     inches = (WIDTH, 4.3)
     narrow_inches = (NARROW_WIDTH, 7.6)
@@ -193,6 +230,7 @@ class ComplexityKind(VisualKind[ComplexityResult]):
                                          if growth(option.cost, variable) != growth(attention_flops, variable))
                         for option in OPTIONS},
             choice=params.choice,
+            predicted=float(params.predicted_count) if params.predicted_count else None,
         )
 
     def alt(self, params: ComplexityParams, result: ComplexityResult) -> str:
@@ -212,7 +250,7 @@ class ComplexityKind(VisualKind[ComplexityResult]):
                 f"From {x} = 1 to {x} = {end}, with {sizes_text(result.sizes, x)}, the exact count grows "
                 f"×{number_text(result.exact_growth)}; scaled to it at {x} = 1, {growths}. {follow} "
                 f"{count_sentence(result)}")
-        return f"{text} {answer_sentence(result)}".rstrip()
+        return " ".join(filter(None, [count_answer_sentence(result), text, answer_sentence(result)]))
 
     def caption(self, params: ComplexityParams, result: ComplexityResult) -> str:
         x, end = result.vary, int(result.sweep[-1])
@@ -227,7 +265,7 @@ class ComplexityKind(VisualKind[ComplexityResult]):
                            f"the {other_name} part of the count does not grow with {x}")
         slopes = "; ".join(f"{curve.option.text} the same" if curve.option.id == CORRECT
                            else f"{curve.option.text} {curve.option.exponents.get(x, 0)}" for curve in result.curves)
-        return " ".join(filter(None, [answer_sentence(result), (
+        return " ".join(filter(None, [count_answer_sentence(result), answer_sentence(result), (
             "Exact counts from the engine's attention_flops: Q Kᵀ needs N·M·d multiply-adds and weights·V "
             "needs N·M·l, done one after the other, so softmax(Q Kᵀ)V costs N·M·(d + l); the softmax adds "
             "only N·M more, no more than either product. "
