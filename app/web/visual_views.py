@@ -177,7 +177,8 @@ def visual_view(kind_name: str, base: Mapping | None, args: Mapping[str, list[st
                 names = [control.label.split(" (")[0].lower() for control in kind.controls
                          if control.name in kind.prediction_grid]
                 grid = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-                note = (f"Your prediction is drawn on the question's own {grid}, not on these; "
+                what = "prediction" if question_type == "cells" else "answer"
+                note = (f"Your {what} is drawn on the question's own {grid}, not on these; "
                         "Reset brings it back.")
         except VisualInputError as problem:
             controls = {control.name for control in kind.controls}

@@ -506,4 +506,4 @@ def test_an_answer_page_draws_the_students_head_and_changing_the_sentence_drops_
     other = client.get(response.location + "?v=model-heads&sentence=a+small+dog&layer=1&head=all")
     html = other.get_data(as_text=True)
     assert other.status_code == 200 and "predicted=" not in html and "asks=" not in html
-    assert "Your prediction is drawn on the question&#39;s own sentence, layer and head, not on these" in html
+    assert "Your answer is drawn on the question&#39;s own sentence, layer and head, not on these" in html
