@@ -465,7 +465,8 @@ def test_asked_whether_a_head_is_focused_the_words_answer_the_students_claim_fro
     params = KIND.parse({"layer": layer, "head": head, "asks": "focused", "said": said})
     caption = KIND.caption(params, KIND.compute(params))
     claim = (f"layer {layer} head {head}'s rows have a mean entropy of {on_its_side(entropy, FOCUSED_BELOW)} nats, "
-             f"{'below' if focused else 'not below'} 1: the head is {'focused' if focused else 'broad'} (the bars' title)")
+             f"{'below' if focused else 'not below'} 1: the head is {'focused' if focused else 'broad'} "
+             "(the bars' title)")
     if said:
         verdict = "rightly" if (said == "true") == focused else f"but it is {'true' if focused else 'false'}"
         assert caption.startswith(f"You answered {said}, {verdict}: {claim}.")

@@ -150,7 +150,8 @@ def test_a_questions_layer_is_highlighted_and_its_heads_counted_by_character(sen
     caption = KIND.caption(params, result)
     placed = sum(marks.count(letter) for letter in "PNCS")
     assert caption.startswith(f"In layer {layer} (highlighted), {placed} of the 12 heads "
-                              f"{'puts' if placed == 1 else 'put'} at least 0.5 of their weight on one place")
+                              f"{'puts' if placed == 1 else 'put'} at least 0.5 of "
+                              f"{'its' if placed == 1 else 'their'} weight on one place")
     for letter, words in zip("PNCS", WORDS.values()):
         assert (f"{marks.count(letter)} on {words} ({letter})" in caption) == (marks.count(letter) > 0)
     assert f"{marks.count('b')} {'is' if marks.count('b') == 1 else 'are'} broad (b)" in caption

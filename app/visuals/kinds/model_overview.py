@@ -64,10 +64,11 @@ def layer_words(result: ModelOverviewResult) -> str:
               if labels.count(c)]
     placed = sum(labels.count(c) for c in CHARACTERS)
     broad, other = labels.count("broad"), labels.count(None)
-    text = (f"In layer {layer + 1} (highlighted), {placed} of the {NUM_HEADS} heads {'puts' if placed == 1 else 'put'} at least {SHARE_MARK:g} of "
-            f"their weight on one place on average{': ' + ', '.join(counts) if counts else ''}; {broad} "
-            f"{'is' if broad == 1 else 'are'} broad (b)" + (f" and {other} focused with no such place" if other else "")
-            + ".")
+    one = placed == 1
+    text = (f"In layer {layer + 1} (highlighted), {placed} of the {NUM_HEADS} heads {'puts' if one else 'put'} at "
+            f"least {SHARE_MARK:g} of {'its' if one else 'their'} weight on one place on average"
+            f"{': ' + ', '.join(counts) if counts else ''}; {broad} {'is' if broad == 1 else 'are'} broad (b)"
+            + (f" and {other} focused with no such place" if other else "") + ".")
     if result.asks:
         text = strongest_head_words(characters, layer, result.asks, result.number) + " " + text
     return text
