@@ -256,16 +256,22 @@ INSETS = {"answer": 0.1, "predicted": -0.01}  # of a cell, on each side (negativ
 HALO = 3.0  # points: the white under an outline
 
 
+def outline(ax: Axes, x: float, y: float, width: float, height: float, style: dict, inset: float = 0.0,
+            gid: str | None = None) -> None:
+    """A box's outline in `style` (ANSWER_STYLE or PREDICTED_STYLE) on a white halo, `inset` inside the box's edges
+    (negative: outside), in the axes' data units."""
+    ax.add_patch(Rectangle((x + inset, y + inset), width - 2 * inset, height - 2 * inset, fill=False, zorder=4,
+                           path_effects=[patheffects.withStroke(linewidth=HALO, foreground="white")], clip_on=False,
+                           gid=gid, **style))
+
+
 def mark_cells(ax: Axes, predicted, answer, columns: range) -> None:
     """Outline the (row, col) cells of `predicted` and `answer` on a heatmap showing `columns` of the matrix."""
-    halo = [patheffects.withStroke(linewidth=HALO, foreground="white")]
     for cells, style, inset in ((answer, ANSWER_STYLE, INSETS["answer"]),
                                 (predicted, PREDICTED_STYLE, INSETS["predicted"])):
         for row, col in cells or ():
             if col in columns:
-                x = col - columns.start - 0.5 + inset
-                ax.add_patch(Rectangle((x, row - 0.5 + inset), 1 - 2 * inset, 1 - 2 * inset, fill=False, zorder=4,
-                                       path_effects=halo, clip_on=False, **style))
+                outline(ax, col - columns.start - 0.5, row - 0.5, 1, 1, style, inset)
 
 
 def prediction_legend(figure: Figure, labels: tuple[str, str], top: float, fontsize: float, columns: int):

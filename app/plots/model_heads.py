@@ -11,15 +11,12 @@ from matplotlib.figure import Figure
 from app.visuals.base import NARROW_WIDTH
 from app.visuals.kinds.attention_playground import short
 from app.visuals.kinds.model_heads import (ASKED_LEGEND, BAR_ROOM, EDGE, FONT, GRID_COLUMNS, GRID_GAP, NARROW_BARS,
-                                           NARROW_BARS_GAP, PITCH, PREDICTION_LEGEND, TITLE, TITLE_PAD, bars_height,
-                                           answered_head, grid_side, legend_height,
-                                           legend_lines)
+                                           NARROW_BARS_GAP, PITCH, PREDICTION_LEGEND, TITLE, TITLE_PAD, answered_head,
+                                           bars_height, grid_side, legend_height, legend_lines)
 from app.visuals.model import CHARACTER_LETTERS, CHARACTERS, FOCUSED_BELOW, SHARE_MARK, beside, drawable, top_heads
 
-from matplotlib.patches import Rectangle
-
 from .figure import (ANSWER_STYLE, HALO, inch_axes, PREDICTED_STYLE, SEQUENTIAL, TICK, cells, line_height, new_figure,
-                     prediction_legend, text_width)
+                     outline, prediction_legend, text_width)
 
 LEGEND = "P previous token, N next, C [CLS], S [SEP], b broad"
 LINK_SPAN = 2.2  # inches between the query and the key columns at most
@@ -27,7 +24,7 @@ LINK_COLOUR = np.array([0.19, 0.41, 0.56])  # viridis at 0.35: a blue that reads
 BAR_LABELS = {"previous": "previous", "next": "next", "cls": "[CLS]", "sep": "[SEP]"}
 
 
-def _legend(figure: Figure, result, inches: tuple[float, float]) -> None:
+def answer_legend(figure: Figure, result, inches: tuple[float, float]) -> None:
     """The legend of the student's answer (dashed) and the answer (solid), at the bottom of the figure."""
     width, height = inches
     prediction_legend(figure, ASKED_LEGEND if result.asks else PREDICTION_LEGEND,
@@ -67,7 +64,7 @@ def draw_links(result, inches: tuple[float, float]) -> Figure:
                                                  colors=style["edgecolor"], linestyles=[style["linestyle"]],
                                                  linewidths=style["linewidth"], path_effects=halo, zorder=3))
     if result.shows_prediction:
-        _legend(figure, result, inches)
+        answer_legend(figure, result, inches)
     for index, label in enumerate(labels):
         ax.text(-0.02, index, label, ha="right", va="center", fontsize=FONT, clip_on=False)
         ax.text(1.02, index, label, ha="left", va="center", fontsize=FONT, clip_on=False)
@@ -145,10 +142,7 @@ def draw_grid(result, inches: tuple[float, float]) -> Figure:
             mark += f": {beside(float(shares[head]), SHARE_MARK)}"
             for outlined, style, inset in ((head in best, ANSWER_STYLE, 0.03), (head == yours, PREDICTED_STYLE, -0.04)):
                 if outlined:
-                    ax.add_patch(Rectangle((left + inset, upper + inset), side - 2 * inset, side - 2 * inset,
-                                           fill=False, zorder=4, clip_on=False, gid=f"outline-{head}",
-                                           path_effects=[patheffects.withStroke(linewidth=HALO, foreground="white")],
-                                           **style))
+                    outline(ax, left, upper, side, side, style, inset, f"outline-{head}")
         ax.text(left, upper - TITLE_PAD, f"head {head + 1}{mark}", ha="left", va="bottom", fontsize=TITLE,
                 gid=f"title-{head}")
     ax.set(xlim=(0, width), ylim=(height, 0))
@@ -158,5 +152,5 @@ def draw_grid(result, inches: tuple[float, float]) -> Figure:
     colorbar.set_label("attention weight (0 to 1)", fontsize=FONT)
     figure.text(EDGE / width, (height - bottom + EDGE) / height, LEGEND, ha="left", va="bottom", fontsize=FONT)
     if result.shows_prediction:
-        _legend(figure, result, inches)
+        answer_legend(figure, result, inches)
     return figure

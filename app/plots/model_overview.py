@@ -7,15 +7,13 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from app.visuals.kinds.model_overview import COLOUR_BAR, GAP, LEFT, cell_side, grid_shape, mark
-from matplotlib import patheffects
 from matplotlib.patches import Rectangle
 
-from app.visuals.kinds.model_heads import (ASKED_LEGEND, EDGE, FONT, TITLE, answered_head, legend_height,
-                                           legend_lines)
+from app.visuals.kinds.model_heads import EDGE, FONT, TITLE, answered_head, legend_height
 from app.visuals.model import NUM_HEADS, top_heads
 
-from .figure import (ANSWER_STYLE, HALO, PREDICTED_STYLE, SEQUENTIAL, cell_labels, inch_axes, line_height, new_figure,
-                     prediction_legend)
+from .figure import ANSWER_STYLE, PREDICTED_STYLE, SEQUENTIAL, cell_labels, inch_axes, line_height, new_figure, outline
+from .model_heads import answer_legend
 
 HIGHLIGHT = "#fdf0b4"  # a pale yellow behind the maps of the layer a question is about
 
@@ -80,10 +78,7 @@ def draw_overview(result, inches: tuple[float, float]) -> Figure:
                 # The answer's outline inside the map, the student's on its edge: both show when they are one head.
                 for outlined, style, inset in ((head in best, ANSWER_STYLE, 0.05), (head == yours, PREDICTED_STYLE, 0)):
                     if outlined:
-                        ax.add_patch(Rectangle((left + inset, upper + inset), side - 2 * inset, side - 2 * inset,
-                                               fill=False, zorder=4, clip_on=False, gid=f"outline-{head}",
-                                               path_effects=[patheffects.withStroke(linewidth=HALO,
-                                                                                    foreground="white")], **style))
+                        outline(ax, left, upper, side, side, style, inset, f"outline-{head}")
             marks.append((left + side / 2, upper - line_height(FONT) / 2,
                           mark(result.characters, layer, head, not narrow)))
             if column == 0:
@@ -112,6 +107,5 @@ def draw_overview(result, inches: tuple[float, float]) -> Figure:
     figure.text(EDGE / width, lowest, LEGEND if not narrow else "P previous, N next, C [CLS], S [SEP], b broad",
                 ha="left", va="bottom", fontsize=FONT)
     if result.shows_prediction:
-        prediction_legend(figure, ASKED_LEGEND, height - legend_height(width) + 0.06, FONT,
-                          2 if legend_lines(width) == 1 else 1)
+        answer_legend(figure, result, inches)
     return figure
