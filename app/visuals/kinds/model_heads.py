@@ -263,7 +263,8 @@ CAPTION = (
     "sentence after WordPiece: [CLS] is added first and [SEP] last, and each row of weights (a query) sums to 1. "
     "A head's character is the mean over its queries: the weight a token of the sentence puts on the one before it "
     "(queries 2 to N−2) and on the one after it (queries 1 to N−3), the weight on [CLS] and on [SEP] (every query), "
-    "and the entropy −Σ a ln a of a row; below {focused:g} nat the head is focused, otherwise broad."
+    "and the entropy −Σ a ln a of a row; below {focused:g} nat the head is focused, otherwise broad. The four "
+    "weights are means over different queries, so they need not add up to 1."
 )
 
 
