@@ -152,11 +152,11 @@ def count_answer_sentence(result: ComplexityResult) -> str:
         return ""
     n, m, d, l = result.sizes.values()  # noqa: E741
     yours, total = result.predicted, result.total
-    shown = f"{yours:,.12g}"
+    shown, count = f"{yours:,.12g}", f"N·M·(d+l) = {n}·{m}·({d}+{l}) = {total:,} multiply-adds"
     if yours <= 0:
-        return f"Your answer, {shown}, is no count: N·M·(d+l) = {n}·{m}·({d}+{l}) = {total:,} multiply-adds."
+        return f"Your answer, {shown}, is no count: {count}."
     if yours == total:
-        return f"Your answer {shown} is the count: N·M·(d+l) = {n}·{m}·({d}+{l}) = {total:,} multiply-adds."
+        return f"Your answer {shown} is the count: {count}."
     slips = (  # (the count a slip gives, what it does)
         (result.scores, f"Q Kᵀ alone, N·M·d = {n}·{m}·{d}: weights·V adds N·M·l = {result.weighted_values:,}"),
         (result.weighted_values, f"weights·V alone, N·M·l = {n}·{m}·{l}: Q Kᵀ adds N·M·d = {result.scores:,}"),
@@ -173,8 +173,7 @@ def count_answer_sentence(result: ComplexityResult) -> str:
         times = f"{abs(yours - total):,.12g} {'more' if yours > total else 'less'} than"
     else:
         times = f"×{ratio:.3g}" if ratio >= 0.01 else f"1/{1 / ratio:,.0f} of"
-    text = (f"Your answer {shown} is {times} the count: N·M·(d+l) = {n}·{m}·({d}+{l}) = {total:,} multiply-adds "
-            "(your number is the diamond in (a))")
+    text = f"Your answer {shown} is {times} the count: {count} (your number is the diamond in (a))"
     return f"{text}. It is {slip}." if slip else f"{text}."
 
 

@@ -12,8 +12,8 @@ from pydantic import BeforeValidator, Field, model_validator
 from .. import register
 from ..base import AcrossFields, NARROW_WIDTH, WIDTH, Control, VisualKind, VisualParams, line_height
 from ..model import (CHARACTER_WORDS, CHARACTERS, DEFAULT_SENTENCE, FOCUSED_BELOW, MAX_TOKENS, NUM_HEADS, NUM_LAYERS,
-                     SENTENCE_MAX_LENGTH, SHARE_MARK, HeadCharacters, ModelSentence, beside, font_sentence,
-                     head_characters, run, top_heads, top_keys)
+                     SENTENCE_MAX_LENGTH, SHARE_MARK, HeadCharacters, ModelSentence, beside, characters,
+                     font_sentence, run, top_heads, top_keys)
 from ..predictions import Cells, CellsParam, NumberParam, cells_comparison, cells_of, check_in_grid
 
 HEADS = tuple(str(head) for head in range(1, NUM_HEADS + 1)) + ("all",)
@@ -182,25 +182,23 @@ def asked_words(result: ModelHeadsResult) -> str:
                 f"(the solid link{'s' if len(best) > 1 else ''})")
         if number is None:
             return _capital(most) + "."
-        if not (number.is_integer() and 0 <= number < len(row)):
+        if not result.predicted:  # compute draws a number only when it is a position of the sentence
             return f"Your answer, {yours}, is not a position of the sentence (0 to {len(row) - 1}); {most}."
-        key = int(number)
+        ((_, key),) = result.predicted
         if key in best:
             return f"You answered position {key}, rightly: {most}."
         return (f"You answered position {key}, {token_name(result.tokens, key)}, which query "
                 f"{token_name(result.tokens, query)} gives {float(row[key]):.2f} (the dashed link); {most}.")
-    values, where = characters.share(result.asks), CHARACTER_WORDS[result.asks]
-    share = lambda head: beside(float(values[layer, head]), SHARE_MARK)  # noqa: E731
     if len(result.heads) > 1:
         return strongest_head_words(characters, layer, result.asks, number, "each head's title gives its share")
     (head,) = result.heads
-    text = (f"layer {layer + 1} head {head + 1} puts {share(head)} of its weight on {where} on average "
-            "(its bar, outlined)")
+    actual = float(characters.share(result.asks)[layer, head])
+    text = (f"layer {layer + 1} head {head + 1} puts {beside(actual, SHARE_MARK)} of its weight on "
+            f"{CHARACTER_WORDS[result.asks]} on average (its bar, outlined)")
     if number is None:
         return _capital(text) + "."
     if not 0 <= number <= 1:
         return f"Your answer, {yours}, is not a share of the weight, which lies between 0 and 1; {text}."
-    actual = float(values[layer, head])
     if abs(actual - number) < 0.005:
         return f"You answered {yours} (the dashed line), which is the share to 2 decimals: {text}."
     return (f"You answered {yours} (the dashed line); {text}: {abs(actual - number):.2f} "
@@ -219,9 +217,9 @@ def strongest_head_words(characters: HeadCharacters, layer: int, character: str,
             f"(outlined solid{'; ' + titles if titles else ''})")
     if number is None:
         return _capital(most) + "."
-    if not (number.is_integer() and 1 <= number <= len(values)):
+    head = answered_head(number, len(values))
+    if head is None:
         return f"Your answer, {number:.12g}, is not a head of the layer (1 to {len(values)}); {most}."
-    head = int(number) - 1
     if head in best:
         return f"You answered head {head + 1}, rightly: {most}."
     return (f"You answered head {head + 1}, which puts {share(head)} of its weight on {where} on average "
@@ -319,7 +317,7 @@ class ModelHeadsKind(VisualKind):
             answer = tuple((query, key) for key in top_keys(weights[0][query]))
             predicted = ((query, int(number)),) if number is not None and number.is_integer() and 0 <= number < n \
                 else ()
-        return ModelHeadsResult(tuple(model_run.tokens), layer, heads, weights, head_characters(model_run.attentions),
+        return ModelHeadsResult(tuple(model_run.tokens), layer, heads, weights, characters(params.sentence),
                                 predicted, answer, params.asks, params.query, number, params.said)
 
     def alt(self, params: ModelHeadsParams, result: ModelHeadsResult) -> str:
