@@ -11,6 +11,7 @@
     var caption = section.querySelector(".visual-caption");
     var status = section.querySelector(".visual-error");
     var updated = section.querySelector(".visual-updated");
+    var note = section.querySelector(".visual-note"); // why the prediction is not drawn on other words
     var jsonUrl = section.getAttribute("data-json");
     var timer = null;
     var latest = 0;
@@ -115,6 +116,7 @@
           section.classList.remove("has-error");
           clearMarks();
           if (updated) updated.textContent = "Plot updated.";
+          if (note) note.hidden = sameGrid(); // shown whenever the prediction is left out, as without JS
           var page = new URL(window.location.href);
           page.search = "?" + pageQuery(query).toString();
           page.hash = section.id;

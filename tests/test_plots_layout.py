@@ -11,11 +11,13 @@ from app.visuals import get_kind
 from app.visuals.base import LAYOUTS
 
 LONG_SENTENCE = "the extraordinarily sleepy cat sat quietly on the mat while dog ran"  # 12 words, one long
+LONG_WORD = "a" * 80  # one word as long as a sentence control takes: its label is cut, the panels keep their room
 
 CASES = [
     ("attention-playground", {}),
     ("attention-playground", {"num_heads": 8, "d_model": 64, "causal": "on", "sentence": LONG_SENTENCE}),
     ("attention-playground", {"num_heads": 5, "d_model": 40, "sentence": "internationalization cat sat"}),
+    ("attention-playground", {"sentence": LONG_WORD}),
     ("autoregressive-pixels", {}),
     ("autoregressive-pixels", {"height": 16, "width": 16, "row": 15, "col": 15}),
     ("autoregressive-pixels", {"height": 2, "width": 2, "row": 0, "col": 0}),
@@ -37,14 +39,20 @@ CASES = [
     ("multi-head", {}),
     ("multi-head", {"num_heads": 8, "d_model": 64, "sentence": LONG_SENTENCE}),
     ("multi-head", {"num_heads": 2, "d_model": 8, "temperature": 0.05, "sentence": "cat"}),
+    ("multi-head", {"choice": "false", "temperature": 20}),
+    ("multi-head", {"choice": "true", "sentence": LONG_SENTENCE, "num_heads": 8, "d_model": 64}),
+    ("multi-head", {"sentence": LONG_WORD}),
     ("order-blindness", {}),
     ("order-blindness", {"d_model": 64, "positional": "on", "sentence": LONG_SENTENCE}),
+    ("order-blindness", {"sentence": LONG_WORD}),
     ("position-encoding", {}),
     ("position-encoding", {"length": 512, "d_model": 256, "train_length": 1}),
     ("position-encoding", {"length": 2, "d_model": 2, "train_length": 2}),
     ("qkv-projections", {}),
     ("qkv-projections", {"d_model": 16, "d_k": 16, "sentence": LONG_SENTENCE}),
     ("qkv-projections", {"d_model": 2, "d_k": 1, "sentence": "cat"}),
+    ("qkv-projections", {"sentence": LONG_WORD}),
+    ("qkv-projections", {"choice": "values,embeddings"}),
     ("soft-lookup", {}),
     ("soft-lookup", {"queries": "kitten truck internationalization a b c",
                      "keys": "cat dog car tree sky extraordinarily bus river mountain x"}),

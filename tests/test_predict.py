@@ -254,7 +254,9 @@ def test_without_a_prediction_the_figure_and_its_words_are_the_ones_before():
     plain, choice = SOFT.describe(SOFT.parse({})), SOFT.describe(SOFT.parse({"choice": "true"}))
     for described in (plain, choice):
         assert "predict" not in described.alt + described.caption
-        assert described.sizes == SOFT.describe(SOFT.parse({"temperature": 1.0})).sizes
+    assert plain.sizes == SOFT.describe(SOFT.parse({"temperature": 1.0})).sizes
+    for layout, (width, height) in choice.sizes.items():  # the answer's band on top: taller, as wide
+        assert width == plain.sizes[layout][0] and height > plain.sizes[layout][1]
     figure = SOFT.draw(SOFT.parse({}), plain.result, SOFT.figure_inches(SOFT.parse({})))
     assert figure.legends == [] and outlines(figure) == {"predicted": [], "answer": []}
 
@@ -547,6 +549,8 @@ def test_in_the_browser_the_prediction_follows_the_temperature_and_leaves_with_o
             colder = page.evaluate(IMAGE)
             assert "temperature=0.5" in colder["src"] and "predicted_cells=0%2C1%3B1%2C2" in colder["src"]
             assert colder["alt"].startswith("In panel 3") and colder["alt"] != before["alt"]
+            note = page.locator(".visual-note")
+            assert not note.is_visible()  # the temperature is no part of the prediction's grid
             assert "predicted_cells" not in page.url  # the page's URL carries the controls only
             page.locator("#visual-queries").fill("dog")
             wait_until(page, "src => document.querySelector('.visual-image').getAttribute('src') !== src",
@@ -554,6 +558,11 @@ def test_in_the_browser_the_prediction_follows_the_temperature_and_leaves_with_o
             other = page.evaluate(IMAGE)
             assert "queries=dog" in other["src"] and "predicted_cells" not in other["src"]
             assert not other["alt"].startswith("In panel 3")
+            # The page says why the prediction went, as the page without JavaScript does, until the words are back.
+            assert note.is_visible() and note.inner_text().startswith("Your prediction is drawn on the question's own")
+            page.locator("#visual-queries").fill(page.locator("#visual-queries").get_attribute("value"))
+            wait_until(page, "() => document.querySelector('.visual-note').hidden")
+            assert "predicted_cells=0%2C1%3B1%2C2" in page.evaluate(IMAGE)["src"]
             # A refused value, without JavaScript's help: kept, marked, described, and no axe violation.
             page.goto(f"{server.url}/quiz/attention-practice/predict-soft-lookup/answer?v=soft-lookup&temperature=99")
             field = page.locator("#visual-temperature")

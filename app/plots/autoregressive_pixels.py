@@ -99,7 +99,7 @@ def draw_autoregressive_pixels(result, inches: tuple[float, float]) -> Figure:
               label=f"query pixel #{i} (its mask row framed)"),
         Patch(facecolor=COLOURS[ATTENDED], edgecolor="0.5", label="attended / read: earlier or itself"),
         *([Patch(facecolor=COLOURS[EARLIER_MASKED], edgecolor=HATCH_COLOUR, hatch=HATCH,
-                 label="earlier, outside the local memory")] if masked_somewhere else []),
+                 label="earlier, outside one layer's local memory")] if masked_somewhere else []),
         Patch(facecolor=COLOURS[LATER], edgecolor="0.5", label="later: masked, not generated yet"),
         Patch(facecolor=COLOURS[PREDICTED], edgecolor=HIGHLIGHT, linewidth=1.6, label="being predicted (?)"),
         *([Line2D([], [], color="black", linewidth=1.8, label="(b): the query's local memory")]

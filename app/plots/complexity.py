@@ -1,6 +1,7 @@
 """Plot for the "complexity" visual: (a) the exact multiply-add count against the swept variable with the
 four options' curves, each scaled to the count at the sweep's first point, on log-log axes; (b) each
-option divided by the exact count, so an option that grows like the count lies on 1.
+option divided by the exact count: one that grows like the count lies on 1, one of the same big-O levels off
+under a dotted ceiling, one of a higher power keeps rising.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import LogLocator
 
 from app.visuals.base import NARROW_WIDTH
-from app.visuals.kinds.complexity import CORRECT, sizes_text
+from app.visuals.kinds.complexity import CORRECT, ceiling_text, sizes_text
 
 from .figure import PREDICTED_STYLE, SEQUENTIAL, fixed_grid, new_figure
 
@@ -87,14 +88,25 @@ def draw_complexity(result, inches: tuple[float, float]) -> Figure:
     count_ax.set_ylabel("multiply-adds")
     count_ax.set_title(f"(a) Count against {x}, scaled at {x} = 1", fontsize=10)
 
-    # (b) Option ÷ exact count: 1 for an option that grows like the count.
+    # (b) Option ÷ exact count: 1 for an option that grows like the count, under a ceiling for one of the same
+    # big-O but another constant factor, rising without bound for one of a higher power.
     ratio_ax.axvline(own, color="0.55", linestyle=":", linewidth=1.0, zorder=0)
     ratio_ax.axhline(1.0, color=EXACT_COLOUR, linewidth=7, zorder=0)
-    log_y(ratio_ax, 1.0, max(float(max(curve.ratios.max() for curve in result.curves)), 4.0))
-    ratio_ax.set_ylabel("ratio (1 = same growth)")
+    high = max(float(max(curve.ratios.max() for curve in result.curves)), 4.0)
+    ceiling = next((curve.ceiling for curve in result.curves if curve.levels_off), None)
+    if ceiling is not None:  # the bound those ratios tend to, with room above it for its label and the note
+        ratio_ax.axhline(float(ceiling), color="black", linestyle=":", linewidth=1.2, zorder=1, gid="ceiling")
+        # Above the line, where the bounded curves never go, and narrow: a steep curve crosses the line at
+        # x² = x + (d or l), x ≤ 16.5, left of the label.
+        ratio_ax.annotate(f"ceiling\n{ceiling_text(result)}", xy=(sweep[-1], float(ceiling)), xytext=(0, 2),
+                          textcoords="offset points", ha="right", va="bottom", fontsize=fontsize, gid="ceiling-label")
+        high = max(high, 10.0 * float(ceiling))
+    log_y(ratio_ax, 1.0, high)
+    ratio_ax.set_ylabel("ratio (bounded = same big-O)")
     chosen = next((curve for curve in result.curves if curve.option.id == result.choice), None)
-    if chosen is not None and chosen.follows and chosen.option.id != CORRECT:  # a wrong answer this sweep hides
-        ratio_ax.text(0.04, 0.96, f"your answer {chosen.option.text} lies on 1\nin this sweep only: "
+    if chosen is not None and chosen.ceiling is not None and chosen.option.id != CORRECT:  # this sweep hides it
+        where = "lies on 1" if chosen.follows else "is bounded"
+        ratio_ax.text(0.04, 0.96, f"your answer {chosen.option.text} {where}:\nthe same big-O in {x}; "
                       f"vary {' or '.join(result.separating[chosen.option.id])}", transform=ratio_ax.transAxes,
                       ha="left", va="top", fontsize=fontsize, fontweight="bold", gid="hidden-by-sweep")
     ratio_ax.set_title("(b) Each formula ÷ exact count", fontsize=10)

@@ -274,10 +274,11 @@ def mark_cells(ax: Axes, predicted, answer, columns: range) -> None:
                 outline(ax, col - columns.start - 0.5, row - 0.5, 1, 1, style, inset)
 
 
-def prediction_legend(figure: Figure, labels: tuple[str, str], top: float, fontsize: float, columns: int):
-    """The legend of mark_cells' outlines, `top` inches below the figure's top edge, at its left."""
-    handles = [Patch(facecolor="white", label=labels[0], **PREDICTED_STYLE),
-               Patch(facecolor="white", label=labels[1], **ANSWER_STYLE)]
+def prediction_legend(figure: Figure, labels: tuple[str | None, str], top: float, fontsize: float, columns: int):
+    """The legend of mark_cells' outlines, `top` inches below the figure's top edge, at its left; labels[0], the
+    student's (dashed), is None when the figure draws no answer of theirs."""
+    handles = [Patch(facecolor="white", label=label, **style)
+               for label, style in zip(labels, (PREDICTED_STYLE, ANSWER_STYLE)) if label is not None]
     _, height = figure.get_size_inches()
     return figure.legend(handles=handles, loc="upper left", bbox_to_anchor=(0.01, 1 - top / height), ncols=columns,
                          fontsize=fontsize, frameon=False, handlelength=1.6, handleheight=1.0, borderaxespad=0.0)

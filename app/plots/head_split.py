@@ -198,29 +198,40 @@ def _draw_table(s: Sketch, result) -> None:
     row_height = TABLE_ROW[s.narrow]
     y = top - (TABLE_TOP - 0.2)
     s.ax.plot([left, right], [y, y], color="0.5", linewidth=0.6)
+    answered = result.answer_row.head_dim if result.answer_row is not None else None
+    # Beside a numeric answer, the select's width is the hollow, dashed mark; on its own (Q5) it is the answer's mark.
+    chosen_mark, chosen_line = ("◁", "dashed") if result.answered is not None else ("◀", "solid")
     for row in result.rows:
-        chosen, correct = row.head_dim == result.choice, row.head_dim == d_k
+        # A numeric answer's row (solid) and the select's width (dashed) are marked apart: the student may pick
+        # another width to compare with their answer.
+        yours, chosen, correct = row.head_dim == answered, row.head_dim == result.choice, row.head_dim == d_k
         y -= row_height
         middle = y + row_height / 2
-        if chosen:
+        if yours or chosen:
             s.ax.add_artist(Rectangle((left, y), right - left, row_height, facecolor=CHOSEN_FILL, edgecolor="black",
-                                      linewidth=1.2))
+                                      linewidth=1.2, linestyle="solid" if yours else chosen_line))
         cells = (str(row.head_dim), str(row.concat_width) if s.narrow else f"N × {row.concat_width}",
                  shape(row.output_projection_shape, ""), f"{row.weights:,}", format_ratio(row.relative_cost))
-        weight = "bold" if (chosen or correct) and not s.narrow else "normal"  # narrow: no room
+        weight = "bold" if (yours or chosen or correct) and not s.narrow else "normal"  # narrow: no room
         for centre, cell in zip(centres, cells):
             s.ax.text(centre, middle, cell, ha="center", va="center", fontsize=s.font, fontweight=weight)
         marks = []
         if correct:
             marks.append("✓" if s.narrow else "✓ d_{model} / h")
-        if chosen:
-            marks.append("◀" if s.narrow else "◀ your answer" if result.answered is not None else "◀ chosen")
+        if yours:
+            marks.append("◀" if s.narrow else "◀ your answer")
+        if chosen and not yours:
+            marks.append(chosen_mark if s.narrow else f"{chosen_mark} chosen")
         if marks:
             s.text(edges[-2] + 0.04, middle, "  ".join(marks), ha="left", weight="bold")
     if s.narrow:
-        legend = ("✓ d_{model} / h: concat d_{model} wide, W_{O} square" + (
-            "" if result.choice is None else "   ◀ yours" if result.answered is not None else "   ◀ chosen"))
+        shown_yours = answered is not None and any(row.head_dim == answered for row in result.rows)
+        shown_chosen = result.chosen_row is not None and result.choice != answered
+        marks = ["◀ yours"] * shown_yours + [f"{chosen_mark} chosen"] * shown_chosen
+        # Both marks go on a line of their own (the figure is a line taller, figure_height's both_marks).
+        legend = ("✓ d_{model} / h: concat d_{model} wide, W_{O} square" + ("\n" if len(marks) == 2 else "   ")
+                  + "   ".join(marks)).rstrip()
     else:
-        legend = ("✓ d_{k} = d_{model} / h: the concat is exactly d_{model} wide, so W_{O} is square. Every width\n"
-                  "ends in X's shape through W_{O}; weights and multiply-adds grow in proportion to h · d_{k}.")
+        legend = ("✓ d_{k} = d_{model} / h: the concat is exactly d_{model} wide, so W_{O} is square. Every width ends\n"
+                  "in X's shape; weights and multiply-adds grow with h · d_{k}, and below d_{model} the concat is a bottleneck.")
     s.text(left, y - 0.08, legend, ha="left", va="top", color="0.2")

@@ -9,10 +9,10 @@ from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 
 from app.visuals.base import NARROW_WIDTH
-from app.visuals.kinds.attention_playground import short
+from app.visuals.words import short
 from app.visuals.kinds.model_heads import (ASKED_LEGEND, BAR_ROOM, EDGE, FONT, GRID_COLUMNS, GRID_GAP, NARROW_BARS,
                                            NARROW_BARS_GAP, PITCH, PREDICTION_LEGEND, TITLE, TITLE_PAD, answered_head,
-                                           bars_height, grid_side, legend_height, legend_lines)
+                                           bars_height, bars_title_lines, grid_side, legend_height, legend_lines)
 from app.visuals.model import CHARACTER_LETTERS, CHARACTERS, FOCUSED_BELOW, SHARE_MARK, beside, drawable, top_heads
 
 from .figure import (ANSWER_STYLE, HALO, inch_axes, PREDICTED_STYLE, SEQUENTIAL, TICK, cells, line_height, new_figure,
@@ -24,11 +24,13 @@ LINK_COLOUR = np.array([0.19, 0.41, 0.56])  # viridis at 0.35: a blue that reads
 BAR_LABELS = {"previous": "previous", "next": "next", "cls": "[CLS]", "sep": "[SEP]"}
 
 
-def answer_legend(figure: Figure, result, inches: tuple[float, float]) -> None:
-    """The legend of the student's answer (dashed) and the answer (solid), at the bottom of the figure."""
+def answer_legend(figure: Figure, result, inches: tuple[float, float], yours_drawn: bool = True) -> None:
+    """The legend of the student's answer (dashed) and the answer (solid), at the bottom of the figure; an asked
+    question's without the student's entry when nothing of theirs is drawn (no number, or one that is no head,
+    position or share: the words say so)."""
     width, height = inches
-    prediction_legend(figure, ASKED_LEGEND if result.asks else PREDICTION_LEGEND,
-                      height - legend_height(width) + 0.06, FONT, 2 if legend_lines(width) == 1 else 1)
+    labels = (ASKED_LEGEND[0] if yours_drawn else None, ASKED_LEGEND[1]) if result.asks else PREDICTION_LEGEND
+    prediction_legend(figure, labels, height - legend_height(width) + 0.06, FONT, 2 if legend_lines(width) == 1 else 1)
 
 
 def _labels(tokens) -> list[str]:
@@ -64,7 +66,9 @@ def draw_links(result, inches: tuple[float, float]) -> Figure:
                                                  colors=style["edgecolor"], linestyles=[style["linestyle"]],
                                                  linewidths=style["linewidth"], path_effects=halo, zorder=3))
     if result.shows_prediction:
-        answer_legend(figure, result, inches)
+        number = result.number
+        answer_legend(figure, result, inches, bool(result.predicted) if result.asks == "key"
+                      else number is not None and 0 <= number <= 1)
     for index, label in enumerate(labels):
         ax.text(-0.02, index, label, ha="right", va="center", fontsize=FONT, clip_on=False)
         ax.text(1.02, index, label, ha="left", va="center", fontsize=FONT, clip_on=False)
@@ -75,7 +79,8 @@ def draw_links(result, inches: tuple[float, float]) -> Figure:
         _character_bars(inch_axes(figure, width - 3.0, top, 2.6, bars_height(n)), result, head)
     elif result.asks in (*CHARACTERS, "focused"):  # a phone, asked about the character: the bars under the links
         left = EDGE + text_width(figure, BAR_LABELS.values(), FONT) + TICK
-        bars_top = top + n * PITCH + NARROW_BARS_GAP + 2 * line_height(FONT) + TITLE_PAD
+        said = result.said if result.asks == "focused" else ""
+        bars_top = top + n * PITCH + NARROW_BARS_GAP + bars_title_lines(said, True) * line_height(FONT) + TITLE_PAD
         _character_bars(inch_axes(figure, left, bars_top, width - left - EDGE - 0.1, NARROW_BARS), result, head,
                         "\n")
     return figure
@@ -105,7 +110,12 @@ def _character_bars(ax, result, head: int, title_break: str = " ") -> None:
     ax.spines[["top", "right"]].set_visible(False)
     entropy = beside(float(characters.entropy[layer, head]), FOCUSED_BELOW)
     kind = "focused" if characters.focused(layer, head) else "broad"
-    ax.set_title(f"mean weight per query;{title_break}entropy {entropy} nats: {kind}", loc="left", fontsize=FONT)
+    said = ""
+    if result.asks == "focused" and result.said:  # the student's true/false, judged where the entropy is
+        right = (result.said == "true") == characters.focused(layer, head)
+        said = f"\nyour answer: {'focused' if result.said == 'true' else 'broad'} {'✓' if right else '✗'}"
+    ax.set_title(f"mean weight per query;{title_break}entropy {entropy} nats: {kind}{said}", loc="left",
+                 fontsize=FONT)
 
 
 def draw_grid(result, inches: tuple[float, float]) -> Figure:
@@ -138,8 +148,8 @@ def draw_grid(result, inches: tuple[float, float]) -> Figure:
             ax.text(left - 0.05, upper + side / 2, "query", rotation=90, ha="right", va="center", fontsize=FONT)
         label = characters.label(result.layer, head)
         mark = f" ({CHARACTER_LETTERS[label]})" if label else ""
-        if asked:  # the share the question compares the heads by
-            mark += f": {beside(float(shares[head]), SHARE_MARK)}"
+        if asked:  # the share the question compares the heads by, under its own letter (not the head's character)
+            mark = f": {CHARACTER_LETTERS[result.asks]} {beside(float(shares[head]), SHARE_MARK)}"
             for outlined, style, inset in ((head in best, ANSWER_STYLE, 0.03), (head == yours, PREDICTED_STYLE, -0.04)):
                 if outlined:
                     outline(ax, left, upper, side, side, style, inset, f"outline-{head}")
@@ -152,5 +162,5 @@ def draw_grid(result, inches: tuple[float, float]) -> Figure:
     colorbar.set_label("attention weight (0 to 1)", fontsize=FONT)
     figure.text(EDGE / width, (height - bottom + EDGE) / height, LEGEND, ha="left", va="bottom", fontsize=FONT)
     if result.shows_prediction:
-        answer_legend(figure, result, inches)
+        answer_legend(figure, result, inches, asked and yours is not None)
     return figure

@@ -107,5 +107,5 @@ def draw_overview(result, inches: tuple[float, float]) -> Figure:
     figure.text(EDGE / width, lowest, LEGEND if not narrow else "P previous, N next, C [CLS], S [SEP], b broad",
                 ha="left", va="bottom", fontsize=FONT)
     if result.shows_prediction:
-        answer_legend(figure, result, inches)
+        answer_legend(figure, result, inches, answered_head(result.number, NUM_HEADS) is not None)
     return figure

@@ -4,8 +4,6 @@ weights on one 0-to-1 scale. Axes sit at positions computed from the figure's si
 
 from __future__ import annotations
 
-import textwrap
-
 import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import PathPatch
@@ -13,30 +11,27 @@ from matplotlib.path import Path
 from matplotlib.transforms import Affine2D
 
 from app.visuals.base import estimated_width
-from app.visuals.kinds.attention_playground import BAR, short
-from app.visuals.kinds.multi_head import ROWS
+from app.visuals.kinds.attention_playground import BAR
+from app.visuals.words import short
+from app.visuals.kinds.multi_head import MARK_FONT, MARK_MARGIN, MARK_PAD, MARK_ROOM, ROWS, wrap_text
 
 from .figure import (COLORBAR_PAD, inch_axes, EDGE, LABEL_PAD, TICK, TITLE_PAD, cell_labels, contrasting_colours, fixed_grid,
                      heatmap, line_height, new_figure, text_width)
 
+CHOSEN_FILL = "#ffe08a"  # as head-split's chosen row: the answer's box, with a black outline
 FONT, TITLE = 8.0, 9.0  # cell numbers 8 pt: 11 px in the narrow image, shown at about its own size on a phone
 
 
-def _stack(figure: Figure, left: float, right: float, panels):
+def _stack(figure: Figure, left: float, right: float, panels, reserved: float = 0.0):
     """Axes from `left` to `right` inches, stacked from the top; panels: (room above, weight, room below) in
-    inches, the height the rooms leave shared out by weight."""
-    free = figure.get_size_inches()[1] - sum(above + below for above, _, below in panels)
+    inches, the height the rooms and the `reserved` inches at the bottom leave shared out by weight."""
+    free = figure.get_size_inches()[1] - reserved - sum(above + below for above, _, below in panels)
     unit = free / sum(weight for _, weight, _ in panels)
     axes, top = [], 0.0
     for above, weight, below in panels:
         axes.append(inch_axes(figure, left, top + above, right - left, weight * unit))
         top += above + weight * unit + below
     return axes
-
-
-def _wrap(text: str, width: float) -> list[str]:
-    """`text` at FONT in lines about `width` inches wide: as many characters as fit at its mean width."""
-    return textwrap.wrap(text, int(len(text) * width / estimated_width([text], FONT)))
 
 
 def _numbers(ax, image, weights: np.ndarray, texts, where: np.ndarray) -> None:
@@ -177,10 +172,26 @@ def _swap(ax, result) -> None:
     ax.spines[["top", "right"]].set_visible(False)
 
 
-def draw_relations(result, inches: tuple[float, float]) -> Figure:
+def _mark(figure: Figure, lines, framed) -> None:
+    """The student's answer in a box along the figure's bottom, and a thick frame round the panel it stands for."""
+    for spine in framed.spines.values():
+        spine.set_linewidth(2.5)
+        spine.set_edgecolor("black")
+    width, height = figure.get_size_inches()
+    # A box the figure's width, not the text's, so that it reads as a footer rather than a label.
+    box = inch_axes(figure, MARK_MARGIN, height - MARK_MARGIN - 2 * MARK_PAD - len(lines) * line_height(MARK_FONT),
+                    width - 2 * MARK_MARGIN, 2 * MARK_PAD + len(lines) * line_height(MARK_FONT))
+    box.set(xticks=[], yticks=[], facecolor=CHOSEN_FILL)
+    box.text(MARK_PAD / (width - 2 * MARK_MARGIN), 0.5, "\n".join(lines), transform=box.transAxes, ha="left",
+             va="center", fontsize=MARK_FONT, linespacing=1.2)
+
+
+def draw_relations(result, inches: tuple[float, float], mark_lines=(), choice: str = "") -> Figure:
     """result: a RelationResult (app.visuals.kinds.multi_head). Wide: the rows left, the outputs right;
-    narrow (phone): everything stacked in one column."""
+    narrow (phone): everything stacked in one column. mark_lines: the student's answer (`choice`, "true" or "false"),
+    drawn in a box at the bottom; the panel the answer stands for is framed (True: the heads, False: the one head)."""
     figure = new_figure(*inches, layout=None)
+    reserved = len(mark_lines) * line_height(MARK_FONT) + MARK_ROOM if mark_lines else 0.0
     width, narrow = inches[0], inches[0] < 5
     n, line = len(result.tokens), line_height(FONT)
     labels_width = estimated_width(ROWS, FONT)  # the rows' labels
@@ -197,9 +208,9 @@ def draw_relations(result, inches: tuple[float, float]) -> Figure:
     key_title = ["key"]
     if result.unknown:
         names = ", ".join(short(word) for word in result.unknown)
-        key_title += _wrap(f"hashed features (not in the lexicon): {names}", rows_right - left)
+        key_title += wrap_text(f"not in the lexicon, no part of speech: {names}", rows_right - left, FONT)
     shares_width = (width - EDGE - left if narrow else right_panels) / 2  # a column of the shares panel
-    share_labels = ["\n".join([role, *_wrap(", ".join(short(result.tokens[i]) for i in group), shares_width)])
+    share_labels = ["\n".join([role, *wrap_text(", ".join(short(result.tokens[i]) for i in group), shares_width, FONT)])
                     if group else f"no {role}"
                     for role, group in zip(("subject", "object"), (result.subjects, result.objects))]
     # Each panel: (room above, share of the height, room below), in inches; the rooms hold titles and labels.
@@ -211,10 +222,10 @@ def draw_relations(result, inches: tuple[float, float]) -> Figure:
     outputs = [(title + (0 if narrow else EDGE), 2.2 if narrow else 3, under_shares),
                (title, 1.5 if narrow else 2, under_swap)]
     if narrow:
-        one_ax, heads_ax, shares_ax, swap_ax = _stack(figure, left, rows_right, rows + outputs)
+        one_ax, heads_ax, shares_ax, swap_ax = _stack(figure, left, rows_right, rows + outputs, reserved)
     else:
-        one_ax, heads_ax = _stack(figure, left, rows_right, rows)
-        shares_ax, swap_ax = _stack(figure, width - EDGE - right_panels, width - EDGE, outputs)
+        one_ax, heads_ax = _stack(figure, left, rows_right, rows, reserved)
+        shares_ax, swap_ax = _stack(figure, width - EDGE - right_panels, width - EDGE, outputs, reserved)
     tight = cell < 0.28  # "0.98" at 8 pt is 0.25 inch wide
     query, joint = short(result.tokens[result.query]), "\n" if narrow else " "
     _rows(one_ax, result.weights[:1], ROWS[:1], None, upright,
@@ -226,4 +237,6 @@ def draw_relations(result, inches: tuple[float, float]) -> Figure:
     heads_ax.set_xlabel("\n".join(key_title), fontsize=FONT)
     _shares(shares_ax, result, share_labels)
     _swap(swap_ax, result)
+    if mark_lines:
+        _mark(figure, mark_lines, heads_ax if choice == "true" else one_ax)
     return figure

@@ -11,7 +11,7 @@ from matplotlib.figure import Figure
 from app.visuals.base import NARROW_WIDTH
 from app.visuals.kinds.order_blindness import (HEADERS, NARROW_BELOW, NARROW_HEADER, NARROW_TEXT, NARROW_TITLE,
                                               narrow_panel_height)
-from app.visuals.words import format_difference, symmetric_limit
+from app.visuals.words import format_difference, short, symmetric_limit
 
 from .figure import (COLORBAR_PAD, DIVERGING, EDGE, LABEL_PAD, TICK, TITLE_PAD, cells, line_height, new_figure,
                      text_width)
@@ -43,7 +43,8 @@ def draw_order_blindness(result, inches: tuple[float, float]) -> Figure:
     ticks, tick_labels = colorbar_ticks(limit)
     n, d_model = run.output.shape
     line = line_height(text_size)
-    row_label_room = TICK + text_width(figure, result.tokens, text_size)  # ticks and token labels left of a panel
+    tokens, permuted = [short(t) for t in result.tokens], [short(t) for t in result.permuted_tokens]  # labels
+    row_label_room = TICK + text_width(figure, tokens, text_size)  # ticks and token labels left of a panel
 
     header = HEADERS[result.choice] if narrow else HEADERS[result.choice].replace("\n", " ")  # over no data
     figure.text(EDGE / width, 1 - EDGE / height, header, ha="left", va="top", fontsize=header_size)
@@ -70,18 +71,18 @@ def draw_order_blindness(result, inches: tuple[float, float]) -> Figure:
     setting = "+ position encodings" if result.positional else "no position encodings"
     third = "permuted − original (same input)" if result.same_input else "re-ordered back − original"
     panels = (
-        (run.output, result.tokens, f"original\n{setting}"),
-        (run.permuted_output, result.permuted_tokens, f"permuted ({result.permutation})\n{setting}"),
-        (run.difference, result.tokens, f"{third}\nmax |difference| = {format_difference(run.max_abs_difference)}"),
+        (run.output, tokens, f"original\n{setting}"),
+        (run.permuted_output, permuted, f"permuted ({result.permutation})\n{setting}"),
+        (run.difference, tokens, f"{third}\nmax |difference| = {format_difference(run.max_abs_difference)}"),
     )
-    for index, ((values, tokens, title), (x, y, w, h)) in enumerate(zip(panels, boxes)):
+    for index, ((values, labels, title), (x, y, w, h)) in enumerate(zip(panels, boxes)):
         # Not figure.heatmap: it would make a tick for every one of the d_model columns, the render's
         # costliest part; here each tick is made once, already styled.
         ax = figure.add_axes((x / width, y / height, w / width, h / height))
         image = cells(ax, values, cmap=DIVERGING, vmin=-limit, vmax=limit)
         ax.tick_params(labelsize=text_size)
         ax.set_xticks(columns, labels=[str(j + 1) for j in columns])
-        ax.set_yticks(range(n), labels=tokens)  # rows are tokens
+        ax.set_yticks(range(n), labels=labels)  # rows are tokens
         # The axis labels are placed where the layout above made room for them, so that matplotlib need not
         # measure every tick label to place them (about a tenth of the render).
         ax.set_xlabel("output feature", fontsize=text_size)

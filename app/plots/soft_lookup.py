@@ -7,11 +7,12 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.figure import Figure
 
-from app.visuals.kinds.soft_lookup import EDGE, PANEL_DATA, legend_entries, shown_cells
+from app.visuals.base import line_height
+from app.visuals.kinds.soft_lookup import EDGE, PANEL_DATA, choice_height, legend_entries, score_range, shown_cells
 
 from .figure import SEQUENTIAL, cell_labels, contrasting_colours, heatmap, mark_cells, new_figure, prediction_legend
 
-SCORE_MAP = "cividis"  # scores are not weights: another colour-vision-safe map, ranged from the data
+SCORE_MAP = "cividis"  # scores are not weights: another colour-vision-safe map, ranged by score_range
 
 
 def draw_soft_lookup(result, layout) -> Figure:
@@ -24,9 +25,8 @@ def draw_soft_lookup(result, layout) -> Figure:
     for p in layout.placements:
         columns = slice(p.start, p.stop)
         data = np.asarray(getattr(result, PANEL_DATA[p.name][0]))
-        if p.name in ("scores", "scaled"):  # one range for all of a panel's axes
-            low, high = float(data.min()), float(data.max())
-            cmap, (vmin, vmax) = SCORE_MAP, ((low - 0.5, high + 0.5) if low == high else (low, high))
+        if p.name in ("scores", "scaled"):  # one range for both panels and all their axes
+            cmap, (vmin, vmax) = SCORE_MAP, score_range(result)
         else:
             cmap, vmin, vmax = SEQUENTIAL, 0.0, 1.0  # weights, values and outputs all lie in [0, 1]
         data = data[:, columns]
@@ -46,8 +46,12 @@ def draw_soft_lookup(result, layout) -> Figure:
                 mark_cells(ax, [result.weight_cell], [result.weight_cell], range(p.start, p.stop))
             else:
                 mark_cells(ax, result.predicted, result.answer, range(p.start, p.stop))
+    for index, line in enumerate(layout.choice):  # the student's answer, first line bold
+        figure.text(EDGE / width, 1 - (EDGE + index * line_height(points + 0.5)) / height, line, ha="left",
+                    va="top", fontsize=points + 0.5, fontweight="bold" if index == 0 else "normal", gid="choice")
     if layout.legend:
-        prediction_legend(figure, legend_entries(result), EDGE, points, 2 if layout.legend == 1 else 1)
+        prediction_legend(figure, legend_entries(result), EDGE + choice_height(layout.choice, points), points,
+                          2 if layout.legend == 1 else 1)
     if layout.note:
         figure.text(0.08 / width, 0.1 / height, layout.note, fontsize=points, ha="left", va="bottom")
     return figure

@@ -133,6 +133,14 @@ def beside(value: float, mark: float) -> str:
                 if ((float(text := f"{value:.{decimals}f}") < mark) == (value < mark)) or decimals == 16)
 
 
+def letters_sentence(shown: str) -> str:
+    """What a map's letter means, for the figures that title each head's map with it (`shown`: what follows the
+    letter, e.g. " (with that share)")."""
+    return (f"A map's letter names the place that gets the largest mean weight, when it gets at least {SHARE_MARK:g}: "
+            f"P the previous token, N the next, C [CLS], S [SEP]{shown}; b a broad head with no such place; no letter "
+            "a focused head with no such place.")
+
+
 def head_name(layer: int, head: int) -> str:
     """1-based, as the controls count: 'layer 1 head 3'."""
     return f"layer {layer + 1} head {head + 1}"

@@ -5,6 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 
+MAX_LABEL = 16  # characters: longer words are cut in a figure's labels ("…"); the words have them whole
+
+
+def short(word: str) -> str:
+    """A word as a figure labels it: cut to MAX_LABEL characters, so one long word cannot crowd out the panels."""
+    return word if len(word) <= MAX_LABEL else word[: MAX_LABEL - 1] + "…"
+
+
 def format_temperature(temperature: float) -> str:
     """1 -> "1.0", 0.05 -> "0.05": as typed, with a decimal point so it reads as a temperature."""
     text = f"{temperature:g}"

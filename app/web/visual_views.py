@@ -66,6 +66,9 @@ class VisualView:
     invalid: Mapping[str, str] = field(default_factory=dict)  # with 400: what to fix, by control
     across: frozenset[str] = frozenset()  # with 400: controls a rule across fields is about (its sentence: error)
     note: str | None = None  # why the student's prediction is not drawn on their own values
+    # The note's words whenever the figure carries a prediction: the page hides them until its grid controls change
+    # (static/visual.js shows them then, as the page without JavaScript shows `note`).
+    drop_note: str | None = None
 
     @property
     def values(self) -> dict[str, str]:
@@ -142,6 +145,14 @@ def with_answer(kind: VisualKind, params: VisualParams, question_type: str, answ
         return params
 
 
+def dropped_note(kind: VisualKind, question_type: str | None) -> str:
+    """Why the student's prediction is not drawn once the controls of its grid (its words, its head) change."""
+    names = [control.label.split(" (")[0].lower() for control in kind.controls if control.name in kind.prediction_grid]
+    grid = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    what = "prediction" if question_type == "cells" else "answer"
+    return f"Your {what} is drawn on the question's own {grid}, not on these; Reset brings it back."
+
+
 def visual_view(kind_name: str, base: Mapping | None, args: Mapping[str, list[str]],
                 learn: str | None = None, question_type: str | None = None, answer=None,
                 key=None, own: str = "the question's own values") -> VisualView | None:
@@ -174,12 +185,7 @@ def visual_view(kind_name: str, base: Mapping | None, args: Mapping[str, list[st
             if all(getattr(params, name) == getattr(base_params, name) for name in kind.prediction_grid):
                 params = kind.parse({**params.model_dump(), **prediction})
             elif any(prediction.values()):
-                names = [control.label.split(" (")[0].lower() for control in kind.controls
-                         if control.name in kind.prediction_grid]
-                grid = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-                what = "prediction" if question_type == "cells" else "answer"
-                note = (f"Your {what} is drawn on the question's own {grid}, not on these; "
-                        "Reset brings it back.")
+                note = dropped_note(kind, question_type)
         except VisualInputError as problem:
             controls = {control.name for control in kind.controls}
             typed = {name: values[0] for name, values in args.items() if name in controls and len(values) == 1}
@@ -220,4 +226,6 @@ def visual_view(kind_name: str, base: Mapping | None, args: Mapping[str, list[st
         invalid=invalid,
         across=across,
         note=note,
+        drop_note=(dropped_note(kind, question_type) if kind.prediction_grid
+                   and any(getattr(base_params, name) for name in kind.prediction_params) else None),
     )

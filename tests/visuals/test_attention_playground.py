@@ -23,6 +23,32 @@ def engine_weights(sentence: str, num_heads: int, d_model: int, temperature: flo
     return model(embed(tokens, d_model), mask=mask, temperature=temperature)[1]  # (h, N, N)
 
 
+def choosing_rows(weights: np.ndarray, causal: bool):
+    """(query, the weights it sees) for the rows that choose, by a plain loop: two keys or more, not all equal."""
+    for query, row in enumerate(weights):
+        seen = row[: query + 1] if causal else row
+        if len(seen) >= 2 and max(seen) - min(seen) > 1e-12:
+            yield query, seen
+
+
+def naive_strongest(weights: np.ndarray, causal: bool) -> float | None:
+    return max((float(max(seen)) for _, seen in choosing_rows(weights, causal)), default=None)
+
+
+def naive_role_share(tokens, weights: np.ndarray, causal: bool, role: str):
+    """(mean weight the role's queries put on the role's keys, the same for an even split over the keys each
+    sees), over the role queries that see two keys or more; None if there are none."""
+    shares, evens = [], []
+    for query, token in enumerate(tokens):
+        keys = range(query + 1) if causal else range(len(tokens))
+        if lookup(token).category != role or len(keys) < 2:
+            continue
+        in_role = [key for key in keys if lookup(tokens[key]).category == role]
+        shares.append(sum(weights[query, key] for key in in_role))
+        evens.append(len(in_role) / len(keys))
+    return (float(np.mean(shares)), float(np.mean(evens))) if shares else None
+
+
 def test_causal_mask_zeroes_and_hatches_the_future():
     kind = get_kind("attention-playground")
     params = kind.parse({"causal": "on"})
@@ -57,7 +83,55 @@ def test_causal_mask_zeroes_and_hatches_the_future():
     for head in range(2):
         best, _, _ = first_max(weights[head][1:])  # the first query sees only itself: its weight 1 says nothing
         assert f"strongest weight {best:.2f}" in alt  # each head's strongest weight
-    assert "The strongest weights leave out the first query, which sees only itself (weight 1)." in alt
+    assert "it leaves out the first query, which sees only itself (weight 1), and any query that splits its " \
+           "weight evenly over the keys it sees." in alt
+
+
+def test_under_the_mask_the_noun_share_counts_only_the_heads_choices_against_an_even_split():
+    """At temperature 20 the noun head barely prefers nouns. 'cat' sees only itself (its 1.00 is the mask's) and
+    'sat' sees two keys it weighs alike (0.50 each): neither shows the head. 'mat' puts 0.45 on nouns where an even
+    split over its 5 keys would put 0.40."""
+    params = KIND.parse({"sentence": "cat sat on the mat", "causal": "on", "temperature": 20})
+    alt = KIND.alt(params, KIND.compute(params))
+    assert "0.72" not in alt and "0.50, query 'sat'" not in alt  # the old words: the mask's numbers as the head's
+    assert ("Head 1 (nouns↔nouns): the noun 'mat' puts 0.45 of its weight on nouns, against 0.40 for an even split "
+            "over the 5 keys it sees ('cat', the first token, sees only itself and is left out); strongest weight "
+            "0.22, query 'mat' → key 'cat' (an even split over the 5 keys it sees would give 0.20); 1 other pair "
+            "ties.") in alt
+
+
+@pytest.mark.parametrize("values, words", [
+    ({"sentence": "cat dog", "causal": "on"},  # 'dog' sees two nouns: its 0.50s are no preference
+     "Head 1 (nouns↔nouns): the noun 'dog' puts 1.00 of its weight on nouns, against 1.00 for an even split over "
+     "the 2 keys it sees: every key it sees is a noun, so there is none to prefer ('cat', the first token, sees "
+     "only itself and is left out); every query that sees more than one key splits its weight evenly over them, "
+     "so no key is strongest."),
+    ({"sentence": "cat sat on the", "causal": "on"},
+     "Head 1 (nouns↔nouns): the only noun, 'cat', is the first token and sees only itself under the mask, so its "
+     "weight of 1 shows nothing of the head; every query that sees more than one key splits its weight evenly "
+     "over them, so no key is strongest."),
+    ({"sentence": "the cat on the mat"},  # no verb and no unknown word: head 2 has nothing to read
+     "Head 2 (verbs↔verbs): the sentence has no verbs of the toy lexicon; every query that sees more than one key "
+     "splits its weight evenly over them, so no key is strongest."),
+    ({"sentence": "cat", "causal": "on"},
+     "Head 1 (nouns↔nouns): the only token, 'cat', has only itself to attend to (weight 1)."),
+])
+def test_degenerate_rows_get_their_own_words(values, words):
+    params = KIND.parse(values)
+    assert words in KIND.alt(params, KIND.compute(params))
+
+
+def test_a_head_without_lexicon_verbs_says_what_the_unknown_words_give_it():
+    """zebra and quokka are outside the lexicon: their random features hold some 'verb', which head 2 reads
+    (quokka → quokka 0.49), so "nothing to relate" would contradict the figure."""
+    params = KIND.parse({"sentence": "zebra quokka the cat", "d_model": 4})
+    result = KIND.compute(params)
+    alt = KIND.alt(params, result)
+    assert "nothing to relate" not in alt
+    assert ("Head 2 (verbs↔verbs): the sentence has no verbs of the toy lexicon, so only the pseudo-random features "
+            "of the words outside the lexicon give this head something to read; strongest weight 0.49, query "
+            "'quokka' → key 'quokka'") in alt
+    assert result.weights[1, 1, 1] == result.weights[1].max() and f"{result.weights[1, 1, 1]:.2f}" == "0.49"
 
 
 @settings(max_examples=40, deadline=None)
@@ -78,11 +152,24 @@ def test_weights_are_the_engines_and_the_mask_is_stated_for_every_setting(senten
     alt, caption = kind.alt(params, result), kind.caption(params, result)
     assert ("Causal mask on" in alt) == (causal == "on")
     assert ("causal mask on" in caption.lower()) == (causal == "on")
+    tokens = tokenize(sentence)
     for head in range(num_heads):
+        best = naive_strongest(weights[head], causal == "on")
         if n == 1:  # nothing to choose between
-            assert f"the only token, '{tokenize(sentence)[0]}', has only itself to attend to (weight 1)" in alt
-        else:  # among the queries that see two keys or more
-            assert f"strongest weight {weights[head][1 if causal == 'on' else 0:].max():.2f}" in alt
+            assert f"the only token, '{tokens[0]}', has only itself to attend to (weight 1)" in alt
+        elif best is None:  # every row that could choose weighs its keys alike
+            assert "every query that sees more than one key splits its weight evenly over them" in alt
+        else:  # among the queries that see two keys or more and do not split them evenly
+            assert f"strongest weight {best:.2f}" in alt
+    for head, role in enumerate(["noun", "verb"][:num_heads]):
+        shares = naive_role_share(tokens, weights[head], causal == "on", role)
+        if shares is not None:  # each share beside the even split over the keys its query sees
+            assert f"{shares[0]:.2f} of" in alt and f"against {shares[1]:.2f} for an even split" in alt
+        if not any(lookup(token).category == role for token in tokens) and n > 1:
+            assert f"the sentence has no {role}s of the toy lexicon" in alt
+            reads = next(choosing_rows(weights[head], causal == "on"), None) is not None
+            assert (f"no {role}s of the toy lexicon, so only the pseudo-random features" in alt) == reads
+            assert not reads or any(not lookup(token).known for token in tokens)  # what the words claim
 
 
 def test_heads_must_divide_the_width():
@@ -269,7 +356,13 @@ def test_the_real_model_shows_the_engines_head_and_ignores_the_toy_knobs(sentenc
     characters = head_characters(reference.attentions)
     for share in (characters.previous, characters.next, characters.cls, characters.sep):
         assert on_its_side(float(share[layer - 1, head - 1]), SHARE_MARK) in alt
-    assert f"row entropy {on_its_side(float(characters.entropy[layer - 1, head - 1]), FOCUSED_BELOW)} nats" in alt
+    entropy = float(characters.entropy[layer - 1, head - 1])
+    assert f"row entropy {on_its_side(entropy, FOCUSED_BELOW)} nats" in alt
+    # The fixed mark beside the row's own maximum, ln N, and the spread in keys: "focused" over 4 keys is not
+    # "focused" over 64.
+    n = len(reference.tokens)
+    assert f"of the {n} each row sees, and the most a row can have is ln {n} = {np.log(n):.2f}" in alt
+    assert f"≈ {np.exp(entropy):.1f} keys" in alt and "however many a row sees" in alt
     weights = reference.attentions[layer - 1, head - 1]
     for query in range(len(reference.tokens)):  # where each token attends most, with its weight
         key = int(np.argmax(weights[query]))
@@ -285,6 +378,16 @@ def test_the_toy_ignores_the_real_models_layer_and_head_and_says_so():
     assert (KIND.alt(other, KIND.compute(other)), KIND.caption(other, KIND.compute(other))) == words
     np.testing.assert_array_equal(KIND.compute(other).weights, KIND.compute(toy).weights)
     assert "real model only" in words[1] and "not a trained model" in words[1]
+
+
+def test_a_short_sentences_focused_head_is_set_against_its_few_keys():
+    """'cat dog' is 4 tokens: a row can have at most ln 4 = 1.39 nats, so 0.91 (below the 1-nat mark) is a
+    spread over about 2.5 of the 4 keys, which the words must say beside 'focused'."""
+    params = KIND.parse({"model": "real", "sentence": "cat dog", "layer": 6, "head": 12})
+    alt = KIND.alt(params, KIND.compute(params))
+    assert ("row entropy 0.91 nats on average, below the 1-nat mark (an even split over e ≈ 2.7 keys, however many "
+            "a row sees), so focused: 0.91 nats is the entropy of an even split over e^0.91 ≈ 2.5 keys, of the 4 "
+            "each row sees, and the most a row can have is ln 4 = 1.39 (all 4 keys alike)") in alt
 
 
 def test_each_model_checks_only_its_own_rules():

@@ -170,8 +170,15 @@ def test_every_number_in_the_alt_text_holds_for_every_image_pixel_and_block(imag
                     "further back.") in alt
             assert local_keys == keys
         else:
+            # Stacked layers: the pixels i depends on after L layers are row i of the mask's L-th boolean power.
+            one_layer = np.array(local, dtype=int)  # (n, n)
+            reach, layers = one_layer, 1
+            while not reach[i, : i + 1].all():
+                reach, layers = np.minimum(reach @ one_layer, 1), layers + 1
             assert (f"{attends}; the {plural(masked, 'earlier pixel')} ({span(0, masked - 1)}) "
-                    f"{'is' if masked == 1 else 'are'} masked.") in alt
+                    f"{'is' if masked == 1 else 'are'} masked in one attention layer. Stacked layers reach one block "
+                    f"further back each, as each key pixel has already read the block before its own, so a stack of "
+                    f"{layers} layers lets pixel {i} depend on every earlier pixel.") in alt
         assert len(local_keys) == len(before) + (i - query_block[0] + 1)
 
     # The generation order: pixel k is predicted from the output at pixel k - 1, whose mask row is read.
@@ -214,7 +221,9 @@ def test_default_words():
     assert "Pixel (3, 2) is number 20." in alt
     assert "may attend to 21 pixels (0–20), and to none of the 15 after it." in alt
     assert ("its query block is pixels 18–23 and its memory adds the block before it, pixels 12–17, so it may "
-            "attend to 9 pixels (12–20); the 12 earlier pixels (0–11) are masked.") in alt
+            "attend to 9 pixels (12–20); the 12 earlier pixels (0–11) are masked in one attention layer. Stacked "
+            "layers reach one block further back each, as each key pixel has already read the block before its own, "
+            "so a stack of 3 layers lets pixel 20 depend on every earlier pixel.") in alt
     assert "pixel 21 with pixels 0–20 known, pixels 12–20 read" in alt
     assert "For pixel 20 and b = 6: block ⌊20 / 6⌋ = 3 is pixels 18–23" in caption
     assert "Chen et al., 2020" in caption and "Parmar et al., 2018" in caption
@@ -230,7 +239,7 @@ def test_edge_pixels_and_blocks():
     # A block of one pixel: each pixel reads itself and the one before; a masked run of one pixel.
     alt, _ = words(KIND, {"height": 2, "width": 2, "row": 1, "col": 0, "block": 1})
     assert "its query block is pixel 2 and its memory adds the block before it, pixel 1, so it may attend to " \
-           "2 pixels (1–2); the 1 earlier pixel (0) is masked." in alt
+           "2 pixels (1–2); the 1 earlier pixel (0) is masked in one attention layer." in alt
     # A last block cut short by the image's end.
     alt, _ = words(KIND, {"height": 2, "width": 5, "row": 1, "col": 4, "block": 4})
     assert "its query block is pixels 8–9 and its memory adds the block before it, pixels 4–7" in alt
@@ -327,7 +336,7 @@ def test_legend_names_only_what_the_figure_draws():
     assert not any("outside the local memory" in label or label.startswith("(b):") for label in labels)
     figure, _ = check_figure({})
     labels = [text.get_text() for text in figure.legends[0].get_texts()]
-    assert "earlier, outside the local memory" in labels and "(b): the query's local memory" in labels
+    assert "earlier, outside one layer's local memory" in labels and "(b): the query's local memory" in labels
     assert "(b): where its query block starts" in labels
 
 

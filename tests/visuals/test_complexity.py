@@ -66,6 +66,34 @@ def follows_everywhere(option: str, values: dict, variable: str) -> bool:
     return scaled_curve(option, values, variable, sweep) == exact
 
 
+def ratio_at(option: str, values: dict, variable: str, x: int) -> Fraction:
+    """The option's formula over the exact count at x, each scaled to 1 at the variable's first value, 1:
+    what panel (b) draws, here also far past the sweep's end."""
+    formula = FORMULAS[option][1]
+    return (Fraction(formula(*at(values, variable, x)), formula(*at(values, variable, 1)))
+            / Fraction(attention_flops(*at(values, variable, x)), attention_flops(*at(values, variable, 1))))
+
+
+def bounded(option: str, values: dict, variable: str) -> bool:
+    """Whether the option has the count's big-O in the variable: its ratio to the count stays bounded as the
+    variable grows without limit. Far past the sweep, at 10¹² and 10¹⁵, a bounded ratio has all but stopped
+    changing; one of a higher power has grown a thousandfold."""
+    return ratio_at(option, values, variable, 10**15) < 2 * ratio_at(option, values, variable, 10**12)
+
+
+def limit(option: str, values: dict, variable: str) -> Fraction:
+    """What a bounded ratio tends to, by hand: 1 for a formula that lies on the count; against d or l, a
+    formula with a product of widths where the count has d + l gains at most the factor (other width) + 1."""
+    if ratio_at(option, values, variable, BOUNDS[variable][1]) == 1:
+        return Fraction(1)
+    return Fraction(values["l" if variable == "d" else "d"] + 1)
+
+
+def parting_sweeps(option: str, values: dict) -> tuple[str, ...]:
+    """The sweeps in which the option's ratio to the count grows without bound, in the order N, M, d, l."""
+    return tuple(v for v in BOUNDS if not bounded(option, values, v))
+
+
 def log_log_slope(f, x: int) -> float:
     """d log f / d log x at x, numerically."""
     step = 1e-6
@@ -116,11 +144,19 @@ def test_curves_are_the_exact_count_and_the_scaled_option_formulas(values):
         assert curve.normalised[0] == result.exact[0]  # scaled at the first point
         np.testing.assert_allclose(curve.ratios, [float(v / e) for v, e in zip(expected, exact)], rtol=1e-12)
         assert curve.follows == (expected == exact) == follows_everywhere(curve.option.id, values, variable)
-    # Only the correct option follows the count in every sweep; each wrong one parts in some sweep.
+        # Bounded (the same big-O in the variable) or not, and the bound: the ratio never passes it and tends to it.
+        if bounded(curve.option.id, values, variable):
+            ceiling = limit(curve.option.id, values, variable)
+            assert curve.ceiling == ceiling and curve.levels_off == (ceiling != 1) != curve.follows
+            assert all(ratio_at(curve.option.id, values, variable, x) <= ceiling for x in sweep)
+            assert ratio_at(curve.option.id, values, variable, 10**15) > ceiling * (1 - Fraction(1, 10**9))
+        else:
+            assert curve.ceiling is None and not curve.follows and not curve.levels_off
+    # Only the correct option has the count's big-O in every variable; each wrong one parts in some sweep:
+    # O(NM²dl) in M's alone, O(NM²d²l) in M's and d's, O(NMd²l) in d's. No sweep of l parts any.
+    expected = {"nm-d-plus-l": (), "nm2-dl": ("M",), "nm2-d2l": ("M", "d"), "nmd2l": ("d",)}
     for option in FORMULAS:
-        parting = tuple(v for v in BOUNDS if not follows_everywhere(option, values, v))
-        assert result.separating[option] == parting
-        assert (parting == ()) == (option == "nm-d-plus-l")
+        assert result.separating[option] == parting_sweeps(option, values) == expected[option]
 
 
 @settings(max_examples=40, deadline=None)
@@ -145,26 +181,36 @@ def test_every_claim_of_the_alt_text_and_caption_holds(values):
     # How much each curve grows over the sweep, and which follow the count.
     exact_growth = Fraction(attention_flops(*at(values, variable, high)), attention_flops(*at(values, variable, low)))
     assert f"the exact count grows {'×' + complexity.number_text(exact_growth)}; scaled to it at {variable} = 1" in alt
-    followers, others = [], []
+    followers, levelling, others = [], [], []
     for option, (text, formula) in FORMULAS.items():
         growth = Fraction(formula(*at(values, variable, high)), formula(*at(values, variable, low)))
         same = follows_everywhere(option, values, variable)
         assert (growth == exact_growth) == same
         assert f"{text} ×{complexity.number_text(growth)}{' (the same)' if same else ''}" in alt
-        (followers if same else others).append(text)
-    if variable == "N":  # every option is linear in N
-        assert others == []
-        assert "all four curves lie on it: varying N cannot tell them apart; vary M, d or l." in alt
-    else:
-        assert others, f"sweeping {variable} separates some option"
-        assert f"On the exact count in this sweep: {complexity.joined(followers)}; " in alt
-        assert f"parting from it: {complexity.joined(others)}." in alt
+        (followers if same else levelling if bounded(option, values, variable) else others).append(text)
     assert followers[0] == "O(NM(d+l))"  # the correct option follows in every sweep
+    groups = alt.split("On the exact count in this sweep: ")[1].split(". ")[0]
+    assert groups.startswith(complexity.joined(followers))
+    if levelling:  # only against d or l: a product of widths against the count's d + l
+        other_name = "l" if variable == "d" else "d"
+        assert variable in "dl"
+        assert (f"levelling off towards {other_name} + 1 = {values[other_name] + 1} times it (the same big-O in "
+                f"{variable}, a constant factor apart): {complexity.joined(levelling)}") in groups
+    else:
+        assert "levelling" not in groups
+    if others:
+        assert groups.endswith(f"parting from it (a higher power of {variable}): {complexity.joined(others)}")
+    else:  # N and l: no sweep of them parts an option in big-O; M and d do
+        assert variable in "Nl" and "parting" not in groups
+        assert (f"No option has a higher power of {variable} than the count, so varying {variable} cannot tell them "
+                "apart in big-O; vary M or d to see the wrong ones part.") in alt
 
     # Slopes on the log-log axes, checked numerically against the engine and the formulas.
     exact = lambda x: _count_at(values, variable, x)  # noqa: E731
     if variable in ("N", "M"):
         assert f"Slopes against {variable}: the exact count 1 (doubling it doubles the count)" in caption
+        assert (f"In (b), a formula with the count's big-O in {variable} stays bounded (on 1); one with a higher "
+                f"power of {variable} keeps rising.") in caption
         for x in (low, high, values[FIELD[variable]]):
             assert log_log_slope(exact, x) == pytest.approx(1.0, abs=1e-5)
     else:
@@ -174,6 +220,14 @@ def test_every_claim_of_the_alt_text_and_caption_holds(values):
         assert (f"the exact count {variable}/({variable}+{other_name}), which rises from 1/(1+{other}) = "
                 f"{complexity.number_text(first)} at {variable} = 1 to {high}/({high}+{other}) = "
                 f"{complexity.number_text(last)} at {variable} = {high} and never reaches 1") in caption
+        # "so a formula of slope 1 stays within a factor l + 1 of the count": x·(1 + other)/(x + other) < other + 1
+        assert (f"it nears 1 as {variable} grows past {other_name}, so a formula of slope 1 stays within a factor "
+                f"{other_name} + 1 = {other + 1} of the count, the same big-O in {variable}") in caption
+        assert log_log_slope(exact, 10**9) == pytest.approx(1.0, abs=1e-5)
+        assert ratio_at("nm2-dl", values, variable, 10**15) < other + 1
+        assert (f"In (b), a formula with the count's big-O in {variable} stays bounded (on 1, or under the dotted "
+                f"ceiling {other_name} + 1 = {other + 1}); one with a higher power of {variable} keeps "
+                "rising.") in caption
         assert log_log_slope(exact, 1) == pytest.approx(float(first), abs=1e-5)
         assert log_log_slope(exact, high) == pytest.approx(float(last), abs=1e-5)
         assert first < last < 1
@@ -241,19 +295,114 @@ def test_the_choice_sentence_says_what_the_chosen_option_gets_wrong(values):
         assert shown != "2" and float(shown) == pytest.approx(float(factor), rel=5e-3)
     if choice == "nm2-dl":
         assert "O(NM²dl) grows with M², but doubling M only doubles Q Kᵀ and weights·V" in alt
-    # Where the option parts from the count: in this sweep, or in the sweeps the sentence names.
-    parting = [v for v in BOUNDS if not follows_everywhere(choice, values, v)]
-    joined = complexity.joined(parting, "or")
+    # Where the option parts from the count (its ratio grows without bound): in this sweep, or in the sweeps the
+    # sentence names. A ratio that stays bounded is the same big-O in this variable, whatever factor it reaches.
+    joined = complexity.joined(parting_sweeps(choice, values), "or")
+    ratio = ratio_at(choice, values, variable, high)
     if follows_everywhere(choice, values, variable):
+        assert ratio == 1
         assert (f"In this sweep of {variable} it lies on the exact count, so this picture cannot tell it from the "
                 f"right answer: vary {joined} to see it part from it.") in alt
+    elif bounded(choice, values, variable):
+        w = "l" if variable == "d" else "d"
+        held = values[w]
+        assert ratio == Fraction(high * (held + 1), high + held) < held + 1  # the ratio's closed form, by hand
+        assert (f"In this sweep of {variable} it does not part from the exact count: its ratio to it, "
+                f"{variable}·({w}+1)/({variable}+{w}), is {high}·{held + 1}/({high}+{held}) = "
+                f"{complexity.number_text(ratio)} at {variable} = {high} and levels off towards {w} + 1 = {held + 1}, "
+                f"which it never passes") in alt
+        assert f"so in {variable} alone their big-O is the same, a constant factor apart." in alt
+        # d·l against d + l: bounded unless both widths grow; d²·l also outgrows it as d alone grows.
+        widths, faster = {"nm2-dl": ("d·l w²", "only"), "nm2-d2l": ("d²·l w³", "as d grows (d² against d), or"),
+                          "nmd2l": ("d²·l w³", "as d grows (d² against d), or")}[choice]
+        widths, together = widths.split()
+        assert bounded(choice, values, "l") and bounded(choice, values, "d") == (choice == "nm2-dl")
+        assert (f"Its {widths} where the count has d + l grows faster {faster} when d and l grow together "
+                f"(at d = l = w, {together} against 2w); vary {joined} to see it part from the count.") in alt
+        assert "parts from it" not in alt and "keeps rising" not in alt
     else:
-        formula = FORMULAS[choice][1]
-        ratio = (Fraction(formula(*at(values, variable, high)), formula(*at(values, variable, 1)))
-                 / Fraction(attention_flops(*at(values, variable, high)), attention_flops(*at(values, variable, 1))))
         assert ratio > 1
+        power = POWERS[choice][variable]
         assert (f"In this sweep it reaches {complexity.number_text(ratio)} times the exact count at "
-                f"{variable} = {high}; it parts from it when {joined} varies.") in alt
+                f"{variable} = {high} and keeps rising: it grows as {variable}{'²' if power == 2 else ''}, the count "
+                f"only as {variable}, so its big-O in {variable} is higher; it parts from the count when {joined} "
+                "varies.") in alt
+        assert variable in parting_sweeps(choice, values)
+
+
+def end_slope(ax, gid: str) -> float:
+    """The log-log slope of the curve `gid` between its last two drawn points."""
+    line = lines_by_gid(ax)[gid]
+    x, y = line.get_xdata(), line.get_ydata()
+    return math.log(y[-1] / y[-2]) / math.log(x[-1] / x[-2])
+
+
+def named_sweeps(sentence: str) -> list[str]:
+    """The sweeps a sentence sends the student to: "vary M or d to see it part", "parts from the count when d
+    varies"."""
+    sweeps = r"((?:[NMdl](?:, | or )?)+)"
+    found = re.search(rf"vary {sweeps} to see it part|parts from the count when {sweeps} varies", sentence)
+    return re.split(r", | or ", found.group(1) or found.group(2))
+
+
+EXTREMES = [{"n": 1, "m": 1, "d": 1, "l": 1}, {"n": 2048, "m": 2048, "d": 256, "l": 256}, {},
+            {"n": 1, "m": 2048, "d": 1, "l": 256}, {"n": 2048, "m": 1, "d": 256, "l": 1}]
+
+
+@pytest.mark.parametrize("sizes", EXTREMES)
+@pytest.mark.parametrize("vary", ["N", "M", "d", "l"])
+@pytest.mark.parametrize("choice", ["nm2-dl", "nm2-d2l", "nmd2l"])
+def test_the_words_say_an_option_parts_exactly_when_its_drawn_ratio_keeps_rising(choice, vary, sizes):
+    """Panel (b) on log-log axes: the ratio of a formula with the count's big-O in the swept variable ends with a
+    slope under 1, (other width)/(x + other width) or 0, bending over under its ceiling; one with a higher power
+    ends with a slope of at least 1 and rises without bound. The words must say which, and send the student to
+    the sweeps that really part the answer from the count (a bounded factor is no growth difference)."""
+    values = {**sizes, "vary": vary, "choice": choice}
+    _, result, alt, caption = compute(values)
+    _, figure = draw(values)
+    ratio_ax = figure.axes[1]
+    rising = {option: end_slope(ratio_ax, option) > 0.9 for option in FORMULAS}
+    assert not rising["nm-d-plus-l"]
+    parting = re.search(r"parting from it[^:]*: ([^.]*)\.", alt)  # the options the alt text says part in this sweep
+    parting = parting.group(1) if parting else ""
+    for option, (text, _) in FORMULAS.items():
+        assert (text in parting) == rising[option], (option, parting)
+    seen = alt[alt.index("Your answer"):].split(" In this sweep")[1]
+    drawn = lines_by_gid(ratio_ax)[choice].get_ydata()
+    if rising[choice]:
+        assert "keeps rising" in seen and "so its big-O in " + vary + " is higher" in seen
+        assert vary in named_sweeps(seen)
+    else:
+        assert "keeps rising" not in seen and "parts from it" not in seen and vary not in named_sweeps(seen)
+        if np.allclose(drawn, 1.0):
+            assert seen.startswith(f" of {vary} it lies on the exact count")
+        else:  # a bounded factor: levelling off under the drawn ceiling that the words name
+            (ceiling,) = [line.get_ydata()[0] for line in ratio_ax.lines if line.get_gid() == "ceiling"]
+            assert drawn.max() < ceiling
+            assert seen.startswith(f" of {vary} it does not part from the exact count")
+            assert f"levels off towards {'l' if vary == 'd' else 'd'} + 1 = {ceiling:g}, which it never passes" in seen
+            assert f"so in {vary} alone their big-O is the same" in seen
+    # The sweeps the words name part the answer from the count when drawn; the others do not.
+    for other in BOUNDS:
+        _, other_figure = draw({**values, "vary": other})
+        assert (end_slope(other_figure.axes[1], choice) > 0.9) == (other in named_sweeps(seen)), other
+
+
+def test_a_bounded_factor_is_not_called_a_growth_difference():
+    """The d·l of O(NM²dl) against d alone, and the d²l of O(NMd²l) against l alone, stay within a factor of the
+    count (l + 1, d + 1): the words say so and send the student to the sweep that parts each, not to d or l."""
+    _, _, alt, _ = compute({"n": 1, "m": 1, "d": 1, "l": 1, "vary": "d", "choice": "nm2-dl"})
+    assert "parts from it" not in alt
+    assert ("its ratio to it, d·(l+1)/(d+l), is 256·2/(256+1) = 1.99 at d = 256 and levels off towards "
+            "l + 1 = 2") in alt
+    assert "Its d·l where the count has d + l grows faster only when d and l grow together" in alt
+    assert alt.endswith("vary M to see it part from the count.")
+    _, _, alt, _ = compute({"vary": "l", "choice": "nmd2l"})  # the seed question's sizes
+    assert "parts from it" not in alt
+    assert "is 256·65/(256+64) = 52 at l = 256 and levels off towards d + 1 = 65" in alt
+    assert alt.endswith("vary d to see it part from the count.")
+    _, _, alt, _ = compute({"choice": "nmd2l"})  # the seed question's own sweep, of M
+    assert alt.endswith("so this picture cannot tell it from the right answer: vary d to see it part from it.")
 
 
 def test_the_default_sweep_of_m_separates_the_m_squared_options():
@@ -331,11 +480,26 @@ def test_the_figure_draws_the_count_and_the_options_and_marks_the_choice(values,
         assert (legend[label].get_fontweight() == "bold") == (option == choice)
         if option == choice:
             assert counts[option].get_linewidth() > counts[other(option)].get_linewidth()
-    # A wrong answer that lies on the count in this sweep is named on panel (b), with the sweeps that part it.
+    # A wrong answer of the count's big-O in this variable is named on panel (b), with the sweeps that part it.
     notes = [text.get_text() for text in ratio_ax.texts if text.get_gid() == "hidden-by-sweep"]
-    hidden = choice not in ("", "nm-d-plus-l") and follows_everywhere(choice, values, variable)
-    assert notes == ([f"your answer {FORMULAS[choice][0]} lies on 1\nin this sweep only: vary "
-                      + " or ".join(v for v in BOUNDS if not follows_everywhere(choice, values, v))] if hidden else [])
+    hidden = choice not in ("", "nm-d-plus-l") and bounded(choice, values, variable)
+    where = "lies on 1" if hidden and follows_everywhere(choice, values, variable) else "is bounded"
+    assert notes == ([f"your answer {FORMULAS[choice][0]} {where}:\nthe same big-O in {variable}; vary "
+                      + " or ".join(parting_sweeps(choice, values))] if hidden else [])
+    # The dotted ceiling that the bounded ratios tend to, drawn when some option levels off (a sweep of d or l).
+    levelling = [o for o in FORMULAS if bounded(o, values, variable) and limit(o, values, variable) != 1]
+    ceilings = [line for line in ratio_ax.lines if line.get_gid() == "ceiling"]
+    labels = [text.get_text() for text in ratio_ax.texts if text.get_gid() == "ceiling-label"]
+    if levelling:
+        other_name = "l" if variable == "d" else "d"
+        (line,) = ceilings
+        assert tuple(line.get_ydata()) == (values[other_name] + 1,) * 2
+        assert labels == [f"ceiling\n{other_name} + 1 = {values[other_name] + 1}"]
+        assert ratio_ax.get_ylim()[1] > values[other_name] + 1
+        for option in levelling:
+            assert max(ratios[option].get_ydata()) < values[other_name] + 1
+    else:
+        assert ceilings == [] and labels == []
     for ax in (count_ax, ratio_ax):
         assert ax.get_xlabel().startswith(variable)
         ticks = [int(t) for t in ax.get_xticks()]

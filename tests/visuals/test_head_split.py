@@ -250,12 +250,56 @@ def test_a_numeric_answer_gets_its_own_row_and_the_words_speak_to_it(answer, row
     result = computed.result
     widths = [r.head_dim for r in result.rows]
     assert widths == sorted({32, 64, 128, 512, *([row] if row else [])})
-    assert result.choice == (row or answer_width(float(answer)))
+    assert result.choice is None  # the select's width; the answer is marked on its own
+    assert (result.answer_row.head_dim if result.answer_row else None) == (row or answer_width(float(answer)))
     assert says in computed.alt and says in computed.caption
     assert kind.figure_inches(params)[1] == kind.figure_inches(kind.parse({"d_model": 384, "num_heads": 12,
                                                                            "answer_width": str(row or 32)}))[1]
     svg = kind.render(params).image.decode()
     assert ("your answer" in svg) == (row is not None)  # the mark on the answer's row (text kept as a comment)
+
+
+@pytest.mark.parametrize("d_model, num_heads, width", [(128, 4, 4), (1024, 2, 32), (2, 1, 1), (384, 12, 12)])
+def test_a_narrower_width_is_cheaper_and_the_words_name_its_bottleneck(d_model, num_heads, width):
+    """Narrower heads are not a free saving: the words say the concat squeezes every token through h · d_k < d_model
+    features, and never that every other width costs more."""
+    kind = get_kind("head-split")
+    computed = kind.describe(kind.parse({"d_model": d_model, "num_heads": num_heads, "answer_width": width}))
+    concat = num_heads * width
+    assert concat < d_model
+    assert f"span at most {concat} of the {d_model} dimensions (a bottleneck" in computed.alt
+    assert "other widths pay for it" not in computed.alt
+    wider = kind.describe(kind.parse({"d_model": d_model, "num_heads": num_heads,
+                                      "answer_width": d_model // num_heads * 2}))
+    assert "bottleneck" not in wider.alt.split("Your answer")[1]  # a wider width only costs more
+    plain = kind.describe(kind.parse({"d_model": d_model, "num_heads": num_heads}))
+    if num_heads > 1:  # with one head the words say nothing is split instead
+        assert "narrower ones, though cheaper, pass every token through fewer than" in plain.alt
+
+
+def test_the_select_compares_another_width_beside_a_numeric_answer():
+    """On a numeric answer page the select is no longer ignored: its width is marked ("◁ chosen", dashed) and spoken
+    of beside the student's own ("◀ your answer", solid)."""
+    kind = get_kind("head-split")
+    answer_only = kind.parse({"d_model": 768, "num_heads": 12, "answer_width": "48"})
+    both = kind.parse({"d_model": 768, "num_heads": 12, "answer_width": "48", "choice": "128"})
+    computed = kind.describe(both)
+    assert computed.result.choice == 128 and computed.result.answer_row.head_dim == 48
+    assert computed.result.chosen_row.head_dim == 128
+    says_answer = "Your answer, d_k = 48: 12 heads of 48 concatenate to N × 576, not N × 768"
+    says_chosen = "Chosen d_k = 128: 12 heads of 128 concatenate to N × 1536, not N × 768"
+    assert says_answer in computed.alt and says_chosen in computed.alt and says_chosen in computed.caption
+    assert computed.alt.index(says_answer) < computed.alt.index(says_chosen)
+    assert says_chosen not in kind.describe(answer_only).alt
+    svg, alone = kind.render(both).image.decode(), kind.render(answer_only).image.decode()
+    assert "your answer" in svg and "chosen" in svg and "chosen" not in alone
+    assert svg != alone
+    # The same width in both: one mark, one sentence.
+    same = kind.describe(kind.parse({"d_model": 768, "num_heads": 12, "answer_width": "128", "choice": "128"}))
+    assert same.alt.count("Your answer, d_k = 128:") == 1 and "Chosen" not in same.alt
+    # The control no longer calls the select "your answer": on a numeric question it is not.
+    (control,) = [c for c in kind.controls if c.name == "choice"]
+    assert "your answer" not in control.label
 
 
 def test_the_answer_page_of_a_numeric_head_width_question_draws_that_width(client):

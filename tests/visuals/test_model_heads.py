@@ -16,7 +16,9 @@ from matplotlib.font_manager import FontProperties, findfont, get_font
 
 from app.engine.pretrained import load_model
 from app.visuals import check_visual, get_kind
-from app.visuals.model import (CHARACTERS, FOCUSED_BELOW, NUM_HEADS, NUM_LAYERS, SHARE_MARK, drawable,
+from app.visuals.base import line_height
+from app.visuals.kinds.model_heads import FONT
+from app.visuals.model import (CHARACTER_LETTERS, CHARACTERS, FOCUSED_BELOW, NUM_HEADS, NUM_LAYERS, SHARE_MARK, drawable,
                                font_sentence, head_characters, missing_glyphs, run)
 
 from .helpers import grids
@@ -385,10 +387,12 @@ def test_asked_for_a_head_the_grid_outlines_the_strongest_and_the_students_and_s
             assert outlines(figure) == expected_outlines(best, yours)
             grid = next(ax for ax in figure.axes if grids(ax))
             titles = {text.get_gid(): text.get_text() for text in grid.texts if text.get_gid()}
-            for head in range(NUM_HEADS):  # each head's title gives the share the heads are compared by
-                assert titles[f"title-{head}"].endswith(f": {on_its_side(shares[head], SHARE_MARK)}")
+            letter = CHARACTER_LETTERS[character]
+            for head in range(NUM_HEADS):  # each head's title gives the share the heads are compared by, under
+                # the asked place's letter: never the head's own letter beside another place's share
+                assert titles[f"title-{head}"] == f"head {head + 1}: {letter} {on_its_side(shares[head], SHARE_MARK)}"
             legends = [text.get_text() for legend in figure.legends for text in legend.get_texts()]
-            assert legends == ["your answer", "the answer"]
+            assert legends == (["your answer", "the answer"] if yours is not None else ["the answer"])
 
 
 @pytest.mark.parametrize("predicted", ["0.4", "0.86", "1", "0", "3", "-0.5", ""])
@@ -508,3 +512,26 @@ def test_an_answer_page_draws_the_students_head_and_changing_the_sentence_drops_
     html = other.get_data(as_text=True)
     assert other.status_code == 200 and "predicted=" not in html and "asks=" not in html
     assert "Your answer is drawn on the question&#39;s own sentence, layer and head, not on these" in html
+
+
+@pytest.mark.parametrize("said", ["true", "false", ""])
+def test_a_focused_question_puts_the_students_answer_in_the_bars_title_judged_by_the_entropy(said):
+    """The figure itself answers the true/false question: the bars' title gives the entropy, the verdict and the
+    student's answer with ✓ or ✗, on the phone too (a line taller)."""
+    for layer, head in ((3, 5), (1, 1)):  # one focused head and one broad one on the default sentence
+        params = KIND.parse({"layer": layer, "head": head, "asks": "focused", "said": said})
+        result = KIND.compute(params)
+        focused = result.characters.focused(layer - 1, head - 1)
+        for layout in ("wide", "narrow"):
+            figure = KIND.draw(params, result, KIND.figure_inches(params, layout, result))
+            (title,) = [ax.get_title(loc="left") for ax in figure.axes if ax.get_title(loc="left")]
+            assert title.split(": ")[1].startswith("focused" if focused else "broad")
+            if said:
+                right = (said == "true") == focused
+                assert title.endswith(f"your answer: {'focused' if said == 'true' else 'broad'} "
+                                      f"{'✓' if right else '✗'}")
+            else:
+                assert "your answer" not in title
+        unsaid = KIND.parse({"layer": layer, "head": head, "asks": "focused"})
+        taller = KIND.figure_inches(params, "narrow")[1] - KIND.figure_inches(unsaid, "narrow")[1]
+        assert taller == pytest.approx(0.0 if not said else line_height(FONT), abs=0.011)

@@ -17,6 +17,7 @@ from app.engine import MultiHeadAttention, causal_mask
 from app.visuals import get_kind
 from app.visuals.kinds import multi_head
 from app.visuals.toy import (
+    FEATURE_NAMES,
     LEXICON,
     ROLE_STRENGTH,
     constructed_multi_head,
@@ -46,6 +47,13 @@ def weight_text(value: float) -> str:
     return f"{value:.{decimals}f}"
 
 
+# Words outside the lexicon: made-up ones, and English ones a student types ("my", "black") whose hashed features
+# would make them part noun and part pronoun.
+unknown_word = (st.sampled_from(UNKNOWN + ["my", "yesterday", "today", "quickly", "black", "zebra", "very", "tiger"])
+                | st.text("abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=10).filter(lambda word: word not in LEXICON))
+any_word = st.sampled_from(WORDS) | unknown_word
+
+
 @st.composite
 def params(draw):
     num_heads = draw(st.integers(multi_head.NUM_HEADS_MIN, multi_head.NUM_HEADS_MAX))
@@ -57,11 +65,11 @@ def params(draw):
     if shaped:
         nouns = [w for w in WORDS if LEXICON[w].category in ("noun", "pronoun")]
         verbs = [w for w in WORDS if LEXICON[w].category == "verb"]
-        pieces = draw(st.lists(st.sampled_from(WORDS + UNKNOWN), max_size=3))
+        pieces = draw(st.lists(any_word, max_size=3))
         middle = [draw(st.sampled_from(nouns)), draw(st.sampled_from(verbs)), draw(st.sampled_from(nouns))]
-        words = (pieces + middle + draw(st.lists(st.sampled_from(WORDS + UNKNOWN), max_size=3)))[:12]
+        words = (pieces + middle + draw(st.lists(any_word, max_size=3)))[:12]
     else:
-        words = draw(st.lists(st.sampled_from(WORDS + UNKNOWN), min_size=1, max_size=12))
+        words = draw(st.lists(any_word, min_size=1, max_size=12))
     while len(" ".join(words)) > 80:  # the sentence field's limit
         words = words[:-1]
     temperature = draw(st.sampled_from([0.05, 0.5, 1.0, 2.0, 20.0]) | st.floats(0.05, 20.0))
@@ -69,10 +77,22 @@ def params(draw):
             "temperature": temperature, "choice": draw(st.sampled_from(["", "true", "false"]))}
 
 
+PARTS_OF_SPEECH = [name for name in FEATURE_NAMES if name in {info.category for info in LEXICON.values()}]
+
+
+def inputs(tokens, d_model):
+    """The engine's input with no part of speech for a word outside the lexicon, built apart from the kind."""
+    x = subject_object_inputs(tokens, d_model)
+    for row, token in enumerate(tokens):
+        if not lookup(token).known:
+            x[row, [FEATURE_NAMES.index(name) for name in PARTS_OF_SPEECH if FEATURE_NAMES.index(name) < d_model - 1]] = 0
+    return x
+
+
 def engine_rows(sentence, num_heads, d_model, temperature):
     """The verb's rows and outputs straight from the engine, independently of the kind."""
     tokens = tokenize(sentence)
-    x = subject_object_inputs(tokens, d_model)
+    x = inputs(tokens, d_model)
     one = one_head_for_both(d_model).forward_detailed(x, temperature=temperature)
     heads = relation_heads(d_model, num_heads).forward_detailed(x, temperature=temperature)
     return tokens, x, one, heads
@@ -127,21 +147,40 @@ def test_every_claim_of_alt_and_caption_matches_the_engine(values):
         if subjects and objects:
             a, b = share(one_row, subjects), share(one_row, objects)
             assert min(a, b) <= 0.5 + 1e-12  # what the alt says no single row can beat
-            both = min(share(head_rows[0], subjects), share(head_rows[1], objects)) > 0.5  # not their rounding
-            assert ("each more than half on its own word" in alt) == both
-            assert ("not both more than half" in alt) == (not both)
+            head_shares = share(head_rows[0], subjects), share(head_rows[1], objects)
+            both = min(head_shares) > 0.5  # not their rounding
+            assert (f"The two heads put {weight_text(head_shares[0])} and {weight_text(head_shares[1])}, each more than half on "
+                    "its own word" in alt) == both
+            assert ("at this temperature not both more than half" in alt) == (not both)
+            # What the words promise of a lower temperature holds at the control's lowest one.
+            cool = relation_heads(parsed.d_model, parsed.num_heads).forward_detailed(
+                inputs(tokens, parsed.d_model), temperature=multi_head.TEMPERATURE_MIN).weights[:2, query]
+            sharpest = share(cool[0], subjects), share(cool[1], objects)
+            assert min(sharpest) > 0.5
+            lowest = (f"at the lowest temperature, {multi_head.TEMPERATURE_MIN}, they put {weight_text(sharpest[0])} "
+                      f"and {weight_text(sharpest[1])}, each more than half on its own word")
+            assert (lowest in alt) == (not both)
             # The answer sentence under the figure claims two relations only when the heads show them.
             if parsed.choice:
-                assert ("so this figure cannot show it: lower the temperature" in caption) == (not both)
+                assert (f"so this figure cannot show it; {lowest}" in caption) == (not both)
                 assert ("follows one relation (" in caption or "follows two relations at once" in caption) == both
+                check_choice_mark(parsed, alt, one_row, head_shares, sharpest, subjects, objects)
         check_swap(parsed, result, alt, tokens, query, one, heads, subjects, objects)
     if parsed.choice and not (subjects and objects):
         assert "so there are not two relations to follow" in caption
+        assert "so there are not two relations to compare." in alt
+    assert alt.count("Your answer: ") == (1 if parsed.choice else 0)
+    if parsed.choice:  # the figure's box says the same, and frames the panel the answer stands for
+        assert alt.endswith(multi_head.choice_mark(result, parsed.choice))
     assert caption.count("You answered") == (1 if parsed.choice else 0)
     # The one head: an even split of one subject and one object; otherwise per word, not per role; with no verb,
     # no claim about roles at all.
     pair = verb is not None and len(subjects) == len(objects) == 1
     assert ("an even split is as close to both as a row gets" in caption) == pair
+    if verb is not None and (subjects or objects):  # "every noun and pronoun scores the same, 4": and the most
+        top = one.scores[0, query, subjects + objects]
+        np.testing.assert_allclose([*top, one.scores[0, query].max()], ROLE_STRENGTH, atol=1e-9)
+        assert (f"scores the subject and the object the same, {multi_head.format_score(ROLE_STRENGTH)}" in caption) == pair
     assert ("its weight is shared out per word, not per role" in caption) == (verb is not None and not pair)
     if verb is not None and not pair:
         roles = [f"{weight_text(float(one_row[group].sum()))} on the {role}{'' if len(group) == 1 else 's'}"
@@ -163,14 +202,30 @@ def test_every_claim_of_alt_and_caption_matches_the_engine(values):
     idle = parsed.num_heads > 2
     assert ("idle and not drawn" in alt) == idle
     if idle:
-        trace = relation_heads(parsed.d_model, parsed.num_heads).forward_detailed(
-            subject_object_inputs(tokens, parsed.d_model))
+        trace = relation_heads(parsed.d_model, parsed.num_heads).forward_detailed(inputs(tokens, parsed.d_model))
         np.testing.assert_allclose(trace.weights[2:], 1 / len(tokens), atol=1e-12)  # idle: even weights
         assert not trace.head_outputs[2:].any()  # and nothing in their columns
     unknown = [t for t in dict.fromkeys(tokens) if not lookup(t).known]
     assert ("Words not in the toy lexicon" in alt) == bool(unknown)
     for word in unknown:
         assert word in alt and word in caption
+
+
+def check_choice_mark(parsed, alt, one_row, heads, sharpest, subjects, objects):
+    """The "your answer" words (alt and figure) against the engine's shares."""
+    answer = "True ✓ (framed: the heads" if parsed.choice == "true" else "False ✗, True is right (framed: the one head"
+    assert f"Your answer: {answer}" in alt
+    one = f"{weight_text(float(one_row[subjects].sum()))} and {weight_text(float(one_row[objects].sum()))}"
+    if min(heads) > 0.5:
+        if parsed.choice == "true":
+            assert (f"Heads 1 and 2 put {weight_text(heads[0])} on the subject and {weight_text(heads[1])} on the "
+                    f"object, more than half each; one head cannot ({one}).") in alt
+        else:
+            assert f"heads 1 and 2 put {weight_text(heads[0])} and {weight_text(heads[1])}, more than half each." in alt
+    else:
+        assert (f"heads 1 and 2 put {weight_text(heads[0])} and {weight_text(heads[1])} and one head {one}; at "
+                f"{multi_head.TEMPERATURE_MIN} the heads put {weight_text(sharpest[0])} and "
+                f"{weight_text(sharpest[1])}, more than half each, which one head cannot.") in alt
 
 
 def check_swap(parsed, result, alt, tokens, query, one, heads, subjects, objects):
@@ -181,7 +236,7 @@ def check_swap(parsed, result, alt, tokens, query, one, heads, subjects, objects
         return
     swapped = list(tokens)
     swapped[subjects[0]], swapped[objects[0]] = swapped[objects[0]], swapped[subjects[0]]
-    x = subject_object_inputs(swapped, parsed.d_model)
+    x = inputs(swapped, parsed.d_model)
     one_change = np.linalg.norm(one_head_for_both(parsed.d_model)(x, temperature=parsed.temperature)[0][query]
                                 - one.output[query])
     heads_change = np.linalg.norm(relation_heads(parsed.d_model, parsed.num_heads)(
@@ -253,7 +308,9 @@ def test_degenerate_sentences_have_their_own_words():
         "ran": "no subject or object to find",
         "the dog chased the dog": "is both the subject and the object",
         "the cat and the dog chased the ball": "needs exactly one subject and one object",
-        "blorp chased zqx": "none of them counts as a subject or an object",
+        "blorp chased zqx": "('blorp' and 'zqx' are not in it), so there is no subject or object to find",
+        "the zebra chased the cat": "no noun or pronoun from the toy lexicon comes before 'chased' ('zebra' is not in "
+                                    "it), so there is no subject",
     }
     for sentence, words in cases.items():
         parsed = KIND.parse({"sentence": sentence})
@@ -365,7 +422,8 @@ def test_the_caption_says_both_values_survive_only_where_the_heads_tell_them_apa
 def test_a_soft_figure_does_not_claim_the_heads_follow_their_relations_sharply():
     hot = KIND.describe(KIND.parse({"temperature": 20, "choice": "false"})).caption
     assert "sharply" not in hot and "head 1 puts 0.27 on the subject and head 2 0.27 on the object" in hot
-    assert "cannot show it: lower the temperature" in hot
+    assert ("cannot show it; at the lowest temperature, 0.05, they put 1.00 and 1.00, each more than half on its own "
+            "word") in hot
 
 
 @pytest.mark.parametrize("num_heads, d_model, words", [(2, 32, ""), (3, 9, " (head 3 idle)"),
@@ -387,3 +445,94 @@ def test_two_subjects_get_no_even_split_claim_in_the_caption():
     assert "even split" not in caption and "so both survive" not in caption
     assert ("every noun and pronoun scores the same, 4, whatever its role: its weight is shared out per word, not per "
             "role (here 0.65 on the subjects and 0.32 on the object)") in caption
+
+
+# --- unknown words: never a role, never the weight ---------------------------------------------------
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(params())
+def test_each_head_puts_its_largest_weight_on_its_own_word_whatever_else_the_sentence_holds(values):
+    """An unknown word has no part of speech: it scores as any word that is not a noun or pronoun, so it never
+    outscores the subject (head 1), the object (head 2) or either of them (one head), at any temperature."""
+    parsed = KIND.parse(values)
+    result = KIND.compute(parsed)
+    if result.verb is None:
+        return
+    side = np.sign(np.arange(len(result.tokens)) - result.verb)
+    for i, token in enumerate(result.tokens):
+        if not lookup(token).known:
+            np.testing.assert_allclose(result.scores[:, i], [0, -ROLE_STRENGTH * side[i], ROLE_STRENGTH * side[i]],
+                                       atol=1e-12)
+    for row, group in zip(result.weights, (result.subjects + result.objects, result.subjects, result.objects)):
+        if group:
+            assert set(np.flatnonzero(row >= row.max() - 1e-12)) <= set(group), (result.tokens, row)
+
+
+@pytest.mark.parametrize("sentence", ["my dog chased the cat", "the black dog chased the cat",
+                                      "yesterday the dog chased the cat", "today the dog chased the cat",
+                                      "the dog quickly chased the cat"])
+@pytest.mark.parametrize("temperature", [0.05, 1.0])
+def test_the_audits_sentences_follow_their_subject_and_object(sentence, temperature):
+    """These words' hashed features once made 'my' a better subject than 'dog' (11.49 against 8 in head 1): the
+    caption's even split and the answer's promise were then false."""
+    parsed = KIND.parse({"sentence": sentence, "temperature": temperature, "choice": "true"})
+    result = KIND.compute(parsed)
+    caption = KIND.caption(parsed, result)
+    assert min(result.shares[1, 0], result.shares[2, 1]) > 0.9
+    assert result.shares[0, 0] == result.shares[0, 1] > 0.45  # the one head's even split
+    assert "scores the subject and the object the same, 4" in caption
+    assert "You answered True: each head attends in its own smaller subspace" in caption
+    assert "lowest temperature" not in caption
+
+
+# --- the student's choice in the figure ----------------------------------------------------------------
+
+
+def framed_title(figure):
+    """The left title of the one panel drawn with a thick frame."""
+    (title,) = [ax.get_title(loc="left") for ax in figure.axes if ax.spines["left"].get_linewidth() > 2]
+    return title
+
+
+@pytest.mark.parametrize("values", [{}, {"temperature": 20}, {"sentence": "cat"}, {"sentence": "the zebra chased"}])
+def test_the_figure_marks_the_students_choice_on_the_panel_it_stands_for(values):
+    images = {}
+    for choice in ("", "true", "false"):
+        parsed = KIND.parse({**values, "choice": choice})
+        result = KIND.compute(parsed)
+        rendered = KIND.render(parsed)
+        images[choice] = rendered.image
+        figure = KIND.draw(parsed, result, KIND.figure_inches(parsed, "wide", result))
+        texts = [text.get_text() for ax in figure.axes for text in ax.texts]
+        if not choice:
+            assert not any("Your answer" in text for text in texts) and "Your answer" not in rendered.alt
+            assert not [ax for ax in figure.axes if ax.spines["left"].get_linewidth() > 2]
+            continue
+        (box,) = [text for text in texts if text.startswith("Your answer: ")]
+        mark = multi_head.choice_mark(result, choice)
+        assert " ".join(box.split("\n")) == mark and rendered.alt.endswith(mark)  # the same words, in the alt too
+        assert box.startswith("Your answer: True ✓" if choice == "true" else "Your answer: False ✗, True is right")
+        # True, several simpler subspaces, is the heads' panel; False, one richer subspace, the one head's.
+        assert framed_title(figure).startswith("2 heads" if choice == "true" else "query")
+    assert len(set(images.values())) == 3
+
+
+@pytest.mark.parametrize("layout", ["wide", "narrow"])
+@pytest.mark.parametrize("values", [{"choice": "false", "temperature": 20},
+                                    {"choice": "true", "sentence": "the big brown dog in the park chased a small red "
+                                     "cat", "num_heads": 8, "d_model": 64},
+                                    {"choice": "true", "sentence": "internationalization blorp chased"}])
+def test_the_answer_box_fits_below_the_panels(values, layout):
+    parsed = KIND.parse(values)
+    result = KIND.compute(parsed)
+    figure = KIND.draw(parsed, result, KIND.figure_inches(parsed, layout, result))
+    figure.canvas.draw()
+    renderer = figure.canvas.get_renderer()
+    (box,) = [ax for ax in figure.axes if any(t.get_text().startswith("Your answer") for t in ax.texts)]
+    frame, text = box.get_window_extent(renderer), box.texts[0].get_window_extent(renderer)
+    assert frame.x0 >= 0 and frame.y0 >= 0 and frame.x1 <= figure.bbox.x1 and frame.y1 <= figure.bbox.y1
+    assert frame.x0 < text.x0 and text.x1 < frame.x1 and frame.y0 < text.y0 and text.y1 < frame.y1
+    for ax in figure.axes:
+        if ax is not box:
+            assert ax.get_tightbbox(renderer).y0 > frame.y1, ax.get_title(loc="left")  # every panel's labels above

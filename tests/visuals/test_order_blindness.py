@@ -446,3 +446,14 @@ def test_the_page_sizes_the_images_it_gets(sentence):
         rendered = kind.render(params, layout=layout)
         assert image_size(rendered.image) == kind.size(params, layout)
         assert kind.size(params, layout)[0] == round(width * 100)
+
+
+def test_the_captions_formula_names_the_layers_input_encodings_included():
+    """With encodings on, the layer reads x_j + PE[j] in its weights and its values; the formula says so."""
+    kind = get_kind("order-blindness")
+    off = kind.describe(kind.parse({"positional": "off"})).caption
+    on = kind.describe(kind.parse({"positional": "on"})).caption
+    assert "output row i = Σ_j w_ij x_j with w_i = softmax((x_i W_Q)(X W_K)ᵀ / √d_model)" in off
+    assert ("output row i = Σ_j w_ij (x_j + PE[j]) with w_i = softmax(((x_i + PE[i]) W_Q)((X + PE) W_K)ᵀ / √d_model)"
+            in on)
+    assert "PE" not in off.split("A row's weights")[0]

@@ -117,7 +117,10 @@ from app.visuals.base import NARROW_WIDTH
 KIND = get_kind("qkv-projections")
 LONG = "the extraordinarily sleepy cat sat quietly on the mat while dog ran"
 EXTREMES = [{}, {"d_model": 16, "d_k": 16, "sentence": LONG}, {"d_model": 16, "d_k": 4, "sentence": LONG},
-            {"d_model": 2, "d_k": 1, "sentence": "cat"}, {"d_model": 8, "d_k": 8, "sentence": "the zorblax sat"}]
+            {"d_model": 2, "d_k": 1, "sentence": "cat"}, {"d_model": 8, "d_k": 8, "sentence": "the zorblax sat"},
+            # an answer page's marks, above the option panels, with their legend on top
+            {"choice": "values,embeddings"}, {"d_model": 16, "d_k": 1, "sentence": LONG, "choice": "queries,embeddings"},
+            {"d_model": 2, "d_k": 1, "sentence": "cat", "choice": "values,keys,queries,embeddings"}]
 CELL_FONT = 8.0
 
 
@@ -167,7 +170,9 @@ def assert_legible_and_apart(figure) -> None:
 def test_narrow_figure_is_phone_wide_and_its_pngs_match_its_size(values):
     params = KIND.parse(values)
     width, height = KIND.figure_inches(params, "narrow")
-    assert width == NARROW_WIDTH and KIND.figure_inches(params) == KIND.inches
+    assert width == NARROW_WIDTH and KIND.figure_inches(params)[0] == KIND.inches[0]
+    # The wide figure is taller only by the marks' two lines, and only when there are ticks to mark.
+    assert (KIND.figure_inches(params)[1] > KIND.inches[1]) == bool(values.get("choice"))
     for scale in (1, 2):
         image = KIND.render(params, scale=scale, layout="narrow").image
         assert image == KIND.render(params, scale=scale, layout="narrow").image  # deterministic
@@ -182,9 +187,9 @@ def test_narrow_text_is_at_least_8_pt_and_nothing_overlaps(values):
 
 
 @settings(max_examples=12, deadline=None)
-@given(SENTENCE, st.integers(2, 16), st.integers(1, 16))
-def test_narrow_layout_is_legible_for_every_size(sentence, d_model, d_k):
-    _, _, _, figure = narrow_figure({"sentence": sentence, "d_model": d_model, "d_k": d_k})
+@given(SENTENCE, st.integers(2, 16), st.integers(1, 16), st.sampled_from(["", "keys", "values,embeddings"]))
+def test_narrow_layout_is_legible_for_every_size(sentence, d_model, d_k, choice):
+    _, _, _, figure = narrow_figure({"sentence": sentence, "d_model": d_model, "d_k": d_k, "choice": choice})
     assert_legible_and_apart(figure)
 
 
@@ -256,3 +261,172 @@ def test_the_words_credit_the_right_ticks_and_list_the_missed_ones(ticked, says)
     from app.visuals.kinds.qkv_projections import choice_sentence
 
     assert choice_sentence(ticked).startswith(says)
+
+
+# --- the student's ticks, marked on the panels an option names (an answer page passes them in `choice`) --------
+
+import itertools
+
+from matplotlib.colors import to_rgba
+from matplotlib.text import Annotation
+
+from app.bank.loader import load_bank_file
+from app.paths import resource_dir
+from app.plots.figure import PREDICTED_STYLE
+from app.visuals.kinds.qkv_projections import OPTIONS
+
+PANEL_TITLES = {"wide": {"x": "input embeddings X\n(the layer's input, 6×6)", "q": "Q = X·$W_Q$\n(6×4)",
+                         "k": "K = X·$W_K$\n(6×4)", "v": "V = X·$W_V$\n(6×4)"},
+                "narrow": {"x": "input embeddings X (6×6)\nthe layer's input, looked up", "q": "Q = X·$W_Q$ (6×4)",
+                           "k": "K = X·$W_K$ (6×4)", "v": "V = X·$W_V$ (6×4)"}}
+OPTION_PANEL = {"embeddings": "x", "queries": "q", "keys": "k", "values": "v"}
+CHOICES = [",".join(combo) for size in range(len(OPTIONS) + 1) for combo in itertools.combinations(OPTIONS, size)]
+
+
+@pytest.fixture(scope="module")
+def key() -> dict[str, bool]:
+    """The quiz question's own answer key: option id -> correct, read from the bank the page uses."""
+    result = load_bank_file(resource_dir("quizzes") / "attention-transformers.yaml")
+    question = result.bank.question("qkv-projections")
+    assert question.visual.kind == "qkv-projections"
+    return {option.id: option.correct for option in question.options}
+
+
+def drawn(values: dict, layout: str):
+    params = KIND.parse(values)
+    result = KIND.compute(params)
+    figure = KIND.draw(params, result, KIND.figure_inches(params, layout, result))
+    figure.canvas.draw()
+    return figure
+
+
+def panel_axes(figure, layout: str) -> dict:
+    titles = {ax.get_title(loc="left" if layout == "narrow" else "center"): ax for ax in heatmap_axes(figure)}
+    return {panel: titles[title] for panel, title in PANEL_TITLES[layout].items()}
+
+
+def marks_in(ax) -> list[Annotation]:
+    return [text for text in ax.texts if isinstance(text, Annotation) and text.get_text()[:1] in "✓✗"]
+
+
+def dashed_outlines(ax) -> list:
+    return [patch for patch in ax.patches if patch.get_edgecolor() == to_rgba(PREDICTED_STYLE["edgecolor"])]
+
+
+@pytest.mark.parametrize("layout", ["wide", "narrow"])
+@pytest.mark.parametrize("choice", CHOICES)
+def test_each_option_panel_marks_the_tick_against_the_banks_key(choice, layout, key):
+    assert set(key) == set(OPTIONS)
+    figure = drawn({"choice": choice}, layout)
+    ticked = set(choice.split(",")) - {""}
+    axes = panel_axes(figure, layout)
+    if not ticked:  # no answer (a lesson, or before answering): nothing marked, no key given away
+        assert not any(marks_in(ax) or dashed_outlines(ax) for ax in figure.axes) and not figure.legends
+        return
+    renderer = figure.canvas.get_renderer()
+    for option, panel in OPTION_PANEL.items():
+        ax = axes[panel]
+        (mark,) = marks_in(ax)
+        verdict, reason = mark.get_text().replace(": ", "\n").split("\n")
+        right = (option in ticked) == key[option]
+        assert verdict.startswith("✓" if right else "✗"), (option, verdict)
+        assert verdict[2:] == ({True: "ticked", False: "left out" if right else "missed"}[option in ticked])
+        assert reason == ("learned map" if key[option] else "looked up")  # what the panel shows decides it
+        # Ticked: a dashed outline round the panel's cells; not ticked: none.
+        outlines = dashed_outlines(ax)
+        assert len(outlines) == (option in ticked)
+        if outlines:
+            rows, cols = grid(ax).get_array().shape
+            assert (outlines[0].get_x(), outlines[0].get_y(), outlines[0].get_width(), outlines[0].get_height()) == (
+                -0.5, -0.5, cols, rows)
+        # The mark sits just above its panel's title, over the panel, not over the W above it.
+        mark_box = mark.get_window_extent(renderer)
+        (title,) = [text for text in ax.get_children() if isinstance(text, Text) and not isinstance(text, Annotation)
+                    and text.get_text() == PANEL_TITLES[layout][panel]]
+        title_box = title.get_window_extent(renderer)
+        assert title_box.y1 <= mark_box.y0 <= title_box.y1 + 8
+        assert title_box.x0 - 40 <= mark_box.x0 and mark_box.x1 <= figure.bbox.x1
+    # The W panels carry no marks; a legend says what the outline and ✓/✗ mean.
+    assert sum(len(marks_in(ax)) for ax in figure.axes) == 4
+    (legend,) = figure.legends
+    assert [text.get_text() for text in legend.get_texts()] == ["your tick", "✓ right, ✗ wrong"]
+
+
+def test_the_ticks_change_the_picture_and_every_tick_set_draws_the_same_bytes_twice():
+    plain = {layout: KIND.render(KIND.parse({}), layout=layout).image for layout in ("wide", "narrow")}
+    for choice in ("embeddings", "values,embeddings", "values,keys,queries", "values,keys,queries,embeddings"):
+        params = KIND.parse({"choice": choice})
+        for layout in ("wide", "narrow"):
+            image = KIND.render(params, layout=layout).image
+            assert image != plain[layout], (choice, layout)  # the student's ticks are drawn, not only written
+            assert image == KIND.render(params, layout=layout).image
+            width, height = KIND.size(params, layout)
+            assert (int.from_bytes(image[16:20], "big"), int.from_bytes(image[20:24], "big")) == (width, height)
+    # No ticks: the figure a lesson shows, unchanged by an empty answer.
+    assert KIND.render(KIND.parse({"choice": ""}), layout="wide").image == plain["wide"]
+
+
+@pytest.mark.parametrize("values", [{"choice": "values,embeddings"},
+                                    {"d_model": 16, "d_k": 1, "sentence": LONG, "choice": "keys,values"},
+                                    {"d_model": 16, "d_k": 16, "sentence": LONG, "choice": "embeddings"},
+                                    {"d_model": 2, "d_k": 1, "sentence": "cat", "choice": "queries"}])
+def test_wide_marks_stay_apart_from_each_other_and_from_every_other_label(values):
+    assert_marks_apart(drawn(values, "wide"))
+
+
+@settings(max_examples=10, deadline=None)
+@given(SENTENCE, st.integers(2, 16), st.integers(1, 16))
+def test_wide_marks_stay_apart_for_every_size(sentence, d_model, d_k):
+    assert_marks_apart(drawn({"sentence": sentence, "d_model": d_model, "d_k": d_k, "choice": "keys,embeddings"},
+                             "wide"))
+
+
+def assert_marks_apart(figure) -> None:
+    """The four marks at least 8 pt, inside the figure, off every axes and every other label, and apart."""
+    renderer = figure.canvas.get_renderer()
+    marks = [(ax, mark.get_window_extent(renderer)) for ax in figure.axes for mark in marks_in(ax)]
+    assert len(marks) == 4 and all(mark.get_fontsize() >= 8 for ax in figure.axes for mark in marks_in(ax))
+    frames = [ax.get_window_extent(renderer) for ax in figure.axes]
+    others = [box for _, _, box in label_boxes(figure, renderer) if all(box.bounds != mark.bounds for _, mark in marks)]
+    for _, box in marks:
+        assert figure.bbox.x0 <= box.x0 and box.x1 <= figure.bbox.x1 and box.y1 <= figure.bbox.y1
+        assert all(overlap(box, frame) <= 0 for frame in frames)
+        assert all(overlap(box, other) <= 0 for other in others)
+        assert all(overlap(box, mark) <= 0 for _, mark in marks if mark is not box)
+
+
+@pytest.mark.parametrize("choice, says", [
+    ("values,embeddings", " The figure marks your answer above X, Q, K and V, with your ticks outlined in dashes: "
+                          "X ticked, wrong (looked up); Q not ticked, wrong (learned map); K not ticked, wrong "
+                          "(learned map); V ticked, right (learned map)."),
+    ("values,keys,queries", "X not ticked, right (looked up); Q ticked, right (learned map); K ticked, right "
+                            "(learned map); V ticked, right (learned map)."),
+])
+def test_the_alt_text_reads_the_marks_out(choice, says):
+    params = KIND.parse({"choice": choice})
+    alt = KIND.describe(params).alt
+    assert alt.endswith(says)
+    assert "marks your answer" not in KIND.describe(KIND.parse({})).alt
+
+
+def test_the_caption_credits_leaving_x_out_as_the_figure_marks_it():
+    caption = KIND.describe(KIND.parse({"choice": "values"})).caption
+    assert caption.endswith(" You left word embeddings unticked: right, X is the layer's input, looked up.")
+
+
+def test_cell_numbers_are_written_only_where_they_fit_their_cells():
+    """A long word narrows the panels: past the point where the widest number fits a cell the numbers go (the
+    colours and the description carry the values), instead of running into each other; a word of any length the
+    control takes draws, with its label cut."""
+    kind = get_kind("qkv-projections")
+
+    def numbered(sentence: str) -> bool:
+        params = kind.parse({"sentence": sentence})
+        figure = kind.draw(params, kind.compute(params), kind.figure_inches(params))
+        return any(getattr(collection, "cell_texts", None) for ax in figure.axes for collection in ax.collections)
+
+    assert numbered("the cat sat on the mat")
+    assert not numbered("the hippopotamus sat on the mat")  # "-0.7" no longer fits a 0.22-inch cell
+    long_word = "a" * 80
+    for layout in ("wide", "narrow"):
+        assert kind.render(kind.parse({"sentence": long_word}), layout=layout).image.startswith(b"\x89PNG")

@@ -9,7 +9,8 @@ import re
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from pydantic import ValidationError
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from app.engine import hard_attention, scaled_dot_product_attention
@@ -103,6 +104,8 @@ def named(keys: list[str], j: int) -> str:
 
 
 @given(params())
+# A near tie beside a word typed twice: the words tell the two 'a' keys apart by column (found by hypothesis).
+@example(KIND.parse({"queries": "a", "keys": "a a o", "temperature": 0.05}))
 def test_every_number_is_the_engines_and_every_claim_holds(p):
     result = KIND.compute(p)
     q_tokens, k_tokens = list(result.query_tokens), list(result.key_tokens)
@@ -174,7 +177,7 @@ def test_every_number_is_the_engines_and_every_claim_holds(p):
         shown_best = sl.format_number(scores.max())
         near = [j for j in range(n_keys) if j not in best and sl.format_number(scores[j]) == shown_best]
         if near:
-            assert f"'{query}' scores '{k_tokens[best[0]]}' and '{k_tokens[near[0]]}' the same to the shown" in alt
+            assert f"'{query}' scores {named(k_tokens, best[0])} and {named(k_tokens, near[0])} the same to the shown" in alt
     unknown = [w for w in dict.fromkeys(q_tokens + k_tokens) if w not in LEXICON]
     assert list(result.unknown) == unknown
     if unknown:
@@ -407,3 +410,192 @@ def test_the_alt_text_says_each_panels_rows_and_columns_as_the_figure_draws_them
     assert "Panels 1, 2, 3 and 6 have a row per query and a column per key" in computed.alt
     assert "Panel 4, the value table, has a row per key and a column per value feature" in computed.alt
     assert "panels 5 and 7 have a row per query and a column per value feature" in computed.alt
+
+
+# --- a numeric prediction is judged at the temperature it was made for -------------------------------------------
+
+
+def test_a_numeric_prediction_takes_the_temperature_it_was_made_for():
+    made = KIND.parse({"predicted_weight": 0.78, "weight_cell": "0,0", "temperature": 1.0})
+    assert made.weight_temperature == 1.0  # set from the figure's own temperature when it arrives without one
+    assert KIND.parse({"temperature": 0.5}).weight_temperature is None  # no prediction, nothing to remember
+    cleared = KIND.parse({**made.model_dump(), "predicted_weight": "", "weight_temperature": ""})
+    assert cleared.weight_temperature is None and not KIND.compute(cleared).shows_prediction
+    # A temperature that cannot be taken is refused once, by its own field, not again as the prediction's.
+    for bad in ("abc", "99", "nan"):
+        with pytest.raises(ValidationError) as refused:
+            KIND.parse({"predicted_weight": 0.78, "weight_cell": "0,0", "temperature": bad})
+        assert [error["loc"] for error in refused.value.errors()] == [("temperature",)]
+
+
+@pytest.mark.parametrize("layout", ["wide", "narrow"])
+def test_a_numeric_prediction_is_not_judged_at_a_temperature_it_was_not_made_for(layout):
+    """0.78 is right for kitten·cat at the question's T = 1; moved to T = 0.05 (weight 1.00 there) it stays right."""
+    params = KIND.parse({"predicted_weight": 0.78, "weight_cell": "0,0", "weight_temperature": 1.0,
+                         "temperature": 0.05})
+    result = KIND.compute(params)
+    assert f"{result.soft_weights[0, 0]:.2f}" == "1.00"
+    caption, alt = KIND.caption(params, result), KIND.alt(params, result)
+    for words in (caption, alt):
+        assert words.startswith("In panel 3, you predicted 0.78 for the weight of query 'kitten' on key 'cat' "
+                                "(outlined with dashes and a solid line) at T = 1.0, the question's temperature; at "
+                                "that T the engine's weight there is 0.78, which your prediction matches to the 2 "
+                                "decimals shown. This figure is drawn at T = 0.05, where that weight is 1.00.")
+        assert "higher than your prediction" not in words
+    figure = KIND.draw(params, result, KIND.figure_inches(params, layout, result))
+    assert [text.get_text() for legend in figure.legends for text in legend.get_texts()] == [
+        "your prediction for T = 1.0: 0.78", "the engine's weight: 0.78 at T = 1.0, 1.00 here"]
+    # The cell the prediction is about stays outlined: the student watches its weight change with T.
+    (panel_3,) = [ax for ax in figure.axes if ax.get_title(loc="left").startswith("3.")]
+    assert {(round(patch.get_y() + patch.get_height() / 2), round(patch.get_x() + patch.get_width() / 2))
+            for patch in panel_3.patches} == {(0, 0)} and len(panel_3.patches) == 2
+    # A wrong prediction is wrong against the weight at its own temperature, 0.78, not against 1.00.
+    wrong = KIND.describe(KIND.parse({**params.model_dump(), "predicted_weight": 0.5}))
+    assert "at that T the engine's weight there is 0.78, 0.28 higher than your prediction." in wrong.caption
+    # At its own temperature the words are the ones of a prediction on its own figure.
+    own = KIND.describe(KIND.parse({**params.model_dump(), "temperature": 1.0}))
+    assert "the question's temperature" not in own.caption
+    assert "; the engine's weight there is 0.78, which your prediction matches" in own.caption
+
+
+NUMERIC_BANK = """\
+id: weights
+title: Weights
+questions:
+  - id: kitten-cat
+    type: numeric
+    prompt: What weight does the query kitten give the key cat at temperature 1?
+    answer: 0.78
+    tolerance: {abs: 0.01}
+    explanation: Panel 3 of the figure.
+    visual: {kind: soft-lookup, params: {queries: kitten truck, keys: cat dog car tree sky, temperature: 1.0,
+                                         weight_cell: "0,0"}}
+"""
+
+
+def test_the_answer_page_keeps_judging_a_numeric_prediction_at_the_questions_temperature(tmp_path):
+    """The audit's case: 0.78 answered at T = 1, then the temperature control moved to 0.05."""
+    from html import unescape
+
+    from conftest import answer_via_form
+
+    from app import create_app
+
+    folder = tmp_path / "quizzes"
+    folder.mkdir()
+    (folder / "weights.yaml").write_text(NUMERIC_BANK)
+    app = create_app({"TESTING": True, "SECRET_KEY": "test-secret-key", "QUIZ_DIR": str(folder),
+                      "DATABASE_URL": f"sqlite:///{tmp_path / 'test.sqlite3'}"})
+    client = app.test_client()
+    assert answer_via_form(client, "weights", "kitten-cat", "0.78").status_code == 303
+    answer = "/quiz/weights/kitten-cat/answer"
+    own = unescape(client.get(answer).get_data(as_text=True))
+    # The live controls send the prediction's temperature with the prediction.
+    assert re.search(r'<input type="hidden" name="weight_temperature" value="1.0" data-plot-param>', own)
+    cold = unescape(client.get(f"{answer}?v=soft-lookup&temperature=0.05&queries=kitten+truck"
+                               "&keys=cat+dog+car+tree+sky").get_data(as_text=True))
+    alt = re.search(r'<img class="visual-image" src="[^"]+"[^>]*alt="([^"]*)"', cold).group(1)
+    assert "the engine's weight is 1.00, 0.22 higher" not in alt and "0.22 higher" not in alt
+    assert ("at that T the engine's weight there is 0.78, which your prediction matches to the 2 decimals shown. "
+            "This figure is drawn at T = 0.05, where that weight is 1.00.") in alt
+    # The image and the live controls' JSON, asked with what the page sends, say the same.
+    described = client.get("/plots/soft-lookup.json?queries=kitten+truck&keys=cat+dog+car+tree+sky&temperature=0.05"
+                           "&predicted_weight=0.78&weight_cell=0,0&weight_temperature=1.0").get_json()
+    assert described["alt"] == alt
+
+
+# --- the colours of panels 1 and 2 ------------------------------------------------------------------------------
+
+
+def score_clims(params):
+    """Panels 1 and 2's colour ranges, one per axes, as drawn."""
+    result = KIND.compute(params)
+    figure = KIND.draw(params, result, KIND.figure_inches(params, "wide", result))
+    return result, {grid(ax).get_clim() for ax in figure.axes if ax.get_title(loc="left")[:2] in ("1.", "2.")}
+
+
+@pytest.mark.parametrize("values", [
+    {"queries": "kitten", "keys": "w189x w383x"},  # scores 2.26038 and 2.26040: weights 0.50 and 0.50
+    {"queries": "zebra", "keys": "quokka wombat"},  # 4.64 and 4.92: weights 0.43 and 0.57
+])
+def test_a_small_score_difference_gets_a_small_colour_difference(values):
+    params = KIND.parse(values)
+    result, clims = score_clims(params)
+    ((low, high),) = clims
+    a, b = result.scores[0]
+    # The colours of the two keys differ by no more than their scores do, as a share of the larger one: once
+    # they were the map's two ends.
+    assert abs(a - b) / (high - low) <= abs(a - b) / max(abs(a), abs(b)) + 1e-12
+    assert low <= 0 <= high
+
+
+@pytest.mark.parametrize("values", [{"queries": "a", "keys": "a a a"}, {"queries": "the", "keys": "on in"}])
+def test_equal_scores_take_their_place_on_a_scale_from_0_not_the_middle(values):
+    params = KIND.parse(values)
+    result, ((low, high),) = score_clims(params)
+    score = result.scores[0, 0]
+    assert np.all(result.scores == score) and low == 0 and high >= 1
+    assert (score - low) / (high - low) == (1.0 if score else 0.0)  # 1: the top of the map; 0: its bottom
+
+
+@SWEEP
+@given(params())
+def test_panels_1_and_2_share_one_colour_range_from_0_that_holds_all_their_numbers(p):
+    result = KIND.compute(p)
+    low, high = sl.score_range(result)
+    both = np.concatenate([result.scores.ravel(), result.scaled_scores.ravel()])
+    assert low <= min(0.0, both.min()) and max(0.0, both.max()) <= high and high - low >= sl.MIN_SCORE_SPAN
+    assert low == min(0.0, both.min())  # anchored at 0, or at a negative score
+    assert sl.COLOUR_WORDS in KIND.caption(p, result)
+
+
+def test_the_caption_says_what_the_colours_of_panels_1_and_2_are():
+    params = KIND.parse({"temperature": 0.05})
+    result, clims = score_clims(params)
+    assert clims == {(0.0, 80.0)}  # kitten·cat = 4, ÷ 0.05: both panels on one scale, from 0
+    assert ("Panels 1 and 2 share one colour scale, from 0 (or the lowest value, if one is below 0) to the largest "
+            "value in either") in KIND.caption(params, result)
+
+
+# --- the student's choice, marked in the figure -------------------------------------------------------------------
+
+
+def choice_texts(figure) -> list[str]:
+    return [text.get_text() for text in figure.texts if text.get_gid() == "choice"]
+
+
+@pytest.mark.parametrize("choice, headline, verdict", [("true", "Your answer: True ✓ right", "True, as right"),
+                                                      ("false", "Your answer: False ✗ wrong", "False, as wrong")])
+@pytest.mark.parametrize("layout", ["wide", "narrow"])
+def test_the_figure_marks_the_students_answer_and_the_alt_text_says_it(choice, headline, verdict, layout):
+    params = KIND.parse({"choice": choice})
+    rendered = KIND.render(params, layout=layout)
+    assert rendered.image != KIND.render(KIND.parse({}), layout=layout).image
+    result = KIND.compute(params)
+    figure = KIND.draw(params, result, KIND.figure_inches(params, layout, result))
+    lines = choice_texts(figure)
+    assert lines[0] == headline and figure.texts[0].get_fontweight() == "bold"
+    # The reason names the panels that show it: the weights (3), the soft lookup (5) and the hard one (7).
+    assert " ".join(lines[1:]) == sl.CHOICE_REASON[0].upper() + sl.CHOICE_REASON[1:]
+    assert all(f"panel {n}" in sl.CHOICE_REASON for n in (3, 5, 7))
+    width, _ = KIND.figure_inches(params, layout, result)
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import TextToPath
+
+    points = sl.plan_layout(result, width).points + 0.5
+    for index, line in enumerate(lines):  # each line fits the figure
+        font = FontProperties(size=points, weight="bold" if index == 0 else "normal")
+        assert TextToPath().get_text_width_height_descent(line, font, ismath=False)[0] / 72 <= width - 2 * sl.EDGE
+    # Above every panel.
+    top_of_panels = max(p.rect[1] + p.rect[3] for p in sl.plan_layout(result, width).placements)
+    _, height = KIND.figure_inches(params, layout, result)
+    assert all(t.get_position()[1] * height > top_of_panels for t in figure.texts if t.get_gid() == "choice")
+    assert f"At its top the figure marks your answer, {verdict}: {sl.CHOICE_REASON}" in rendered.alt
+
+
+def test_no_choice_or_both_options_mark_nothing():
+    for choice in ("", "true,false"):
+        params = KIND.parse({"choice": choice})
+        result = KIND.compute(params)
+        assert choice_texts(KIND.draw(params, result, KIND.figure_inches(params, "wide", result))) == []
+        assert "marks your answer" not in KIND.alt(params, result)

@@ -17,10 +17,10 @@ from ..base import (AcrossFields, NARROW_WIDTH, WIDTH, Control, OnOff, VisualKin
 from ..model import (CHARACTER_WORDS, CHARACTERS, FOCUSED_BELOW, NUM_HEADS, NUM_LAYERS, SHARE_MARK, HeadCharacters,
                      beside, characters, drawable, fits_the_model, font_sentence, run)
 from ..toy import HEAD_ROLES, MAX_TOKENS, constructed_multi_head, embed, lookup, tokenize, unknown_words
-from ..words import format_temperature, unknown_words_sentence
+from ..words import format_temperature, short, unknown_words_sentence
 from .model_heads import CAPTION as REAL_CAPTION
 from .model_heads import MODEL as REAL_MODEL
-from .model_heads import character_sentence, strongest_keys
+from .model_heads import strongest_keys
 from .multi_head import TEMPERATURE_CONTROL, TEMPERATURE_MAX, TEMPERATURE_MIN, check_heads_divide, unknown_caption
 
 NUM_HEADS_MIN, NUM_HEADS_MAX = 1, 8
@@ -107,20 +107,84 @@ class RealHeadResult:
         return (title + (": broad" if label == "broad" else ""),)
 
 
+def real_character_sentence(characters: HeadCharacters, layer: int, head: int, count: int) -> str:
+    """'on average 0.45 on the previous token, ...; row entropy 0.91 nats on average, below the 1-nat mark, so
+    focused: ...', for `count` tokens. The mark is fixed while a row's largest entropy, ln N, grows with the
+    sentence (1.39 for 4 tokens, 4.16 for 64), so the words give that maximum and the row's spread in keys too."""
+    shares = ", ".join(f"{beside(float(characters.share(c)[layer, head]), SHARE_MARK)} on {CHARACTER_WORDS[c]}"
+                       for c in CHARACTERS)
+    entropy = float(characters.entropy[layer, head])
+    shown = beside(entropy, FOCUSED_BELOW)
+    focused = characters.focused(layer, head)
+    return (f"on average {shares}; row entropy {shown} nats on average, {'below' if focused else 'not below'} the "
+            f"{FOCUSED_BELOW:g}-nat mark (an even split over e ≈ 2.7 keys, however many a row sees), so "
+            f"{'focused' if focused else 'broad'}: {shown} nats is the entropy of an even split over e^{shown} ≈ "
+            f"{np.exp(entropy):.1f} keys, of the {count} each row sees, and the most a row can have is "
+            f"ln {count} = {characters.uniform_entropy:.2f} (all {count} keys alike)")
+
+
+def _sees(result: MultiHeadResult) -> np.ndarray:
+    """(N, N) True where query i may attend key j: every key without the mask, keys 1..i with it."""
+    n = len(result.tokens)
+    return np.ones((n, n), dtype=bool) if result.mask is None else result.mask
+
+
+def _uneven(result: MultiHeadResult, head: int) -> np.ndarray:
+    """(N,) the queries whose row is a choice: they see two keys or more and do not split their weight evenly over
+    them. A row of one key (the first under the causal mask) or of equal weights says nothing about the head."""
+    sees = _sees(result)
+    rows = np.where(sees, result.weights[head], np.nan)  # (N, N) the visible weights
+    spread = np.nanmax(rows, axis=1) - np.nanmin(rows, axis=1)  # (N,)
+    return (sees.sum(axis=1) >= 2) & (spread > 1e-12)
+
+
 def _strongest(result: MultiHeadResult, head: int) -> str:
-    """The head's largest weight and its (query, key), among the queries that choose: under the causal mask the
-    first query sees only itself, so its weight of 1 says nothing about the head."""
-    weights = result.weights[head]  # (N, N)
-    seen = np.full(len(weights), len(weights)) if result.mask is None else result.mask.sum(axis=1)  # (N,) keys seen
-    choosing = seen >= 2  # (N,)
-    if not choosing.any():  # one token: its only key is itself
+    """The head's largest weight and its (query, key), among the queries whose row is a choice (see _uneven)."""
+    if len(result.tokens) == 1:
         return f"the only token, '{result.tokens[0]}', has only itself to attend to (weight 1)"
+    choosing = _uneven(result, head)  # (N,)
+    if not choosing.any():
+        return ("every query that sees more than one key splits its weight evenly over them, so no key is "
+                "strongest")
+    weights = result.weights[head]  # (N, N)
     best = float(weights[choosing].max())
     ties = np.argwhere((weights >= best - 1e-12) & choosing[:, None])
     query, key = (int(index) for index in ties[0])
-    text = f"strongest weight {best:.2f}, query '{result.tokens[query]}' → key '{result.tokens[key]}'"
+    seen = int(_sees(result)[query].sum())
+    text = (f"strongest weight {best:.2f}, query '{result.tokens[query]}' → key '{result.tokens[key]}' (an even "
+            f"split over the {seen} keys it sees would give {1 / seen:.2f})")
     if len(ties) > 1:
-        text += f" ({len(ties) - 1} other pair{'s tie' if len(ties) > 2 else ' ties'})"
+        text += f"; {len(ties) - 1} other pair{'s tie' if len(ties) > 2 else ' ties'}"
+    return text
+
+
+def _role_share(result: MultiHeadResult, head: int, role: str) -> str:
+    """What the role's queries put on the role's keys, against an even split over the keys each query sees: the
+    baseline a head that ignored the features would reach. A query that sees one key (the first under the mask)
+    is left out: its weight of 1 is the mask's, not the head's."""
+    in_role = np.array([lookup(token).category == role for token in result.tokens])  # (N,) lexicon role words
+    sees = _sees(result)  # (N, N)
+    counted = in_role & (sees.sum(axis=1) >= 2)  # (N,) the role queries that choose
+    members = [token for token, chosen in zip(result.tokens, in_role) if chosen]
+    if not counted.any():  # one role word, first under the mask (or the only token)
+        return (f"the only {role}, '{members[0]}', is the first token and sees only itself under the mask, so its "
+                "weight of 1 shows nothing of the head")
+    shares = result.weights[head][counted][:, in_role].sum(axis=1)  # (queries,) weight on role keys
+    even = (sees[counted] & in_role).sum(axis=1) / sees[counted].sum(axis=1)  # (queries,) an even split's share
+    names = [token for token, chosen in zip(result.tokens, counted) if chosen]
+    if len(names) == 1:
+        only = "the only " if len(members) == 1 else "the "
+        text = (f"{only}{role} '{names[0]}' puts {float(shares[0]):.2f} of its weight on {role}s, against "
+                f"{float(even[0]):.2f} for an even split over the {int(sees[counted][0].sum())} keys it sees")
+    else:
+        text = (f"the {role}s ({', '.join(names)}) put on average {float(shares.mean()):.2f} of their weight on "
+                f"{role}s, against {float(even.mean()):.2f} for an even split over the keys each sees")
+    if np.all(even == 1.0):
+        text += f": every key {'it sees' if len(names) == 1 else 'they see'} is a {role}, so there is none to prefer"
+    left_out = [token for token, role_word, seen in zip(result.tokens, in_role, sees.sum(axis=1))
+                if role_word and seen < 2]
+    if left_out and len(result.tokens) > 1:
+        text += f" ('{left_out[0]}', the first token, sees only itself and is left out)"
     return text
 
 
@@ -129,17 +193,15 @@ def _describe_head(result: MultiHeadResult, head: int) -> str:
     if role is None:
         return f"Head {head + 1} (random): {_strongest(result, head)}."
     label = f"Head {head + 1} ({role}s↔{role}s)"
-    in_role = np.array([lookup(token).category == role for token in result.tokens])  # (N,) the tokens it relates
-    members = [token for token, chosen in zip(result.tokens, in_role) if chosen]
-    if not members:
-        return f"{label}: the sentence has no {role}s, so this head has nothing to relate; {_strongest(result, head)}."
-    # Each role query's total weight on role keys, averaged over the role queries.
-    share = float(result.weights[head][np.ix_(in_role, in_role)].sum(axis=1).mean())
-    if len(members) == 1:
-        subject = f"the only {role}, '{members[0]}', puts {share:.2f} of its weight"
-    else:
-        subject = f"the {role}s ({', '.join(members)}) put on average {share:.2f} of their weight"
-    return f"{label}: {subject} on {role}s; {_strongest(result, head)}."
+    if len(result.tokens) == 1:
+        return f"{label}: {_strongest(result, head)}."
+    if not any(lookup(token).category == role for token in result.tokens):
+        # A lexicon word's query then reads 0 and scores every key alike: only an unknown word's random features
+        # (a fraction of the role's among them) can make a row uneven.
+        reads = (", so only the pseudo-random features of the words outside the lexicon give this head something to read"
+                 if _uneven(result, head).any() else "")
+        return f"{label}: the sentence has no {role}s of the toy lexicon{reads}; {_strongest(result, head)}."
+    return f"{label}: {_role_share(result, head, role)}; {_strongest(result, head)}."
 
 
 def toy_caption(num_heads: int) -> str:
@@ -197,13 +259,6 @@ EDGE, TICK, LABEL_PAD, TITLE_PAD = 0.05, 7 / 72, 4 / 72, 6 / 72  # as app.plots.
 NUMBERED_CELL = 0.3  # "0.17" at 8 pt is 0.25 inch: narrower cells go without their numbers
 MAX_NUMBERED_CELL, MAX_PLAIN_CELL = 0.42, 0.2  # larger squares only make the column longer
 HEAD_GAP, BAR = 0.18, 0.12
-MAX_LABEL = 16  # longer words are cut in the tick labels ("…"); the alt text has them whole
-
-
-def short(word: str) -> str:
-    return word if len(word) <= MAX_LABEL else word[: MAX_LABEL - 1] + "…"
-
-
 @dataclass(frozen=True)
 class ColumnPlan:
     """Head h's square heatmap, `side` inches wide, at (left, EDGE + title room + h · pitch) from the top-left."""
@@ -288,7 +343,7 @@ class AttentionPlaygroundKind(VisualKind):
             return (f"Trained self-attention of {REAL_MODEL}, layer {layer + 1} head {head + 1}, over "
                     f"'{' '.join(result.tokens)}' ({len(result.tokens)} tokens after WordPiece): one heatmap, rows are "
                     "queries and columns are keys, weights from 0 to 1. This head puts "
-                    f"{character_sentence(result.characters, layer, head)}. Where each token attends most: "
+                    f"{real_character_sentence(result.characters, layer, head, len(result.tokens))}. Where each token attends most: "
                     f"{'; '.join(strongest_keys(result.tokens, result.weights[0]))}." + font_sentence(result.tokens))
         parts = [(
             f"Constructed {len(result.weights)}-head self-attention over '{' '.join(result.tokens)}' (d_model "
@@ -298,11 +353,13 @@ class AttentionPlaygroundKind(VisualKind):
         parts += [_describe_head(result, head) for head in range(len(result.weights))]
         parts.append(f"In {role_heads_name(len(result.weights))}, a query of a lexicon word of another part of speech "
                      "spreads its weight evenly over the keys it sees.")
+        if len(result.tokens) > 1:
+            parts.append("A strongest weight is looked for among the queries that choose: it leaves out "
+                         + ("the first query, which sees only itself (weight 1), and " if result.mask is not None
+                            else "") + "any query that splits its weight evenly over the keys it sees.")
         if result.mask is not None:
             parts.append("Causal mask on: each query sees only itself and earlier tokens; the hatched cells above the "
-                         "diagonal are masked and have weight exactly 0."
-                         + (" The strongest weights leave out the first query, which sees only itself (weight 1)."
-                            if len(result.tokens) > 1 else ""))
+                         "diagonal are masked and have weight exactly 0.")
         if result.unknown:
             parts.append(unknown_in_role_heads(result.unknown, len(result.weights)))
         return " ".join(parts)

@@ -120,8 +120,13 @@ def local_sentence(result: AutoregressivePixelsResult) -> str:
     if memory == 0:  # the second block: the block before it is the first, so no earlier pixel is left out
         return (f"{attends}, itself and every pixel before it, as under the full causal mask: no block lies further "
                 "back.")
+    # One layer reads the block before; the next layer's keys have already read the block before theirs, so each
+    # stacked layer reaches one block further back, and block q's pixels see every earlier pixel after q layers.
+    layers = first // result.block
     return (f"{attends}; the {plural(memory, 'earlier pixel')} ({span(0, memory - 1)}) "
-            f"{'is' if memory == 1 else 'are'} masked.")
+            f"{'is' if memory == 1 else 'are'} masked in one attention layer. Stacked layers reach one block further "
+            f"back each, as each key pixel has already read the block before its own, so a stack of {layers} layers "
+            f"lets pixel {i} depend on every earlier pixel.")
 
 
 def steps_sentence(result: AutoregressivePixelsResult) -> str:
@@ -298,7 +303,9 @@ class AutoregressivePixelsKind(VisualKind[AutoregressivePixelsResult]):
             "one. The Image Transformer (Parmar et al., 2018) keeps attention local so that larger images "
             "fit; drawn is its 1-D variant (its 2-D variant uses rectangles of pixels): the sequence is cut "
             "into query blocks of b pixels, and each block attends to itself and to the block before it, so "
-            "its mask is causal_mask AND ⌊j / b⌋ ≥ ⌊i / b⌋ − 1 for query i and key j. "
+            "its mask is causal_mask AND ⌊j / b⌋ ≥ ⌊i / b⌋ − 1 for query i and key j, in each of its layers. "
+            "Drawn per pixel: Image GPT's positions are pixels (each one of 512 colour clusters); the Image "
+            "Transformer's are colour channels, three per pixel, so its blocks count channel intensities. "
             f"{worked_example(result)}"
         )
         return " ".join(filter(None, (caption, ANSWERS[result.choice][1])))

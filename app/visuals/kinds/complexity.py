@@ -1,6 +1,9 @@
 """The "complexity" visual (Q9): the exact multiply-add count of softmax(Q Kᵀ) V, N·M·(d + l), against the four
 options' formulas while one of N, M, d, l is swept, each formula scaled to the count at the sweep's first point.
 Counts, not timings: wall times on a shared two-core server are mostly fixed overhead at small sizes.
+
+Big-O in the swept variable decides whether an option "parts" from the count: an option with the count's power of
+it (1 in each of N, M, d and l) stays within a constant factor, its ratio bounded; one with a higher power does not.
 """
 
 from __future__ import annotations
@@ -30,13 +33,13 @@ class Option:
     id: str  # the bank's option id
     text: str  # as the question writes it
     cost: Callable[[int, int, int, int], int]  # the formula with constant 1, of (N, M, d, l)
-    exponents: dict[str, int]  # its power of each variable; d + l counts as neither d nor l
+    exponents: dict[str, int]  # its power of each variable alone, as that variable grows: d + l has power 1 in d
     wrong: str = ""  # what it gets wrong, at the student's {point}, with {doubling_m} and {doubling_d}
 
 
 # Q9's options, in the bank's order (quizzes/attention-transformers.yaml, attention-complexity).
 OPTIONS = (
-    Option("nm-d-plus-l", "O(NM(d+l))", lambda n, m, d, l: n * m * (d + l), {"N": 1, "M": 1}),
+    Option("nm-d-plus-l", "O(NM(d+l))", lambda n, m, d, l: n * m * (d + l), {"N": 1, "M": 1, "d": 1, "l": 1}),
     Option("nm2-dl", "O(NM²dl)", lambda n, m, d, l: n * m * m * d * l, {"N": 1, "M": 2, "d": 1, "l": 1},
            "O(NM²dl) grows with M², but doubling M only doubles Q Kᵀ and weights·V, each linear in M: at {point}, "
            "{doubling_m}, not ×4. It also multiplies d by l, but the two products run one after the other, so their "
@@ -49,6 +52,13 @@ OPTIONS = (
            "N·M·l, one after the other, so they add (d + l): at {point}, {doubling_d}, not 4."),
 )
 CORRECT = "nm-d-plus-l"
+COUNT = OPTIONS[0]  # the correct option is the count's own formula: its powers are the count's
+SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def power_text(variable: str, power: int) -> str:
+    """"d" for d¹, "d²" for d²."""
+    return variable if power == 1 else variable + str(power).translate(SUPERSCRIPT)
 
 
 class ComplexityParams(VisualParams):
@@ -68,10 +78,19 @@ class OptionCurve:
     growth: Fraction  # cost at the sweep's end / cost at its start
     ratio: Fraction  # growth / the exact count's growth: 1 when it grows like the count
     ratios: np.ndarray  # normalised / exact at each sweep value, float
+    power: int  # its power of the swept variable
+    # What the ratio tends to as the swept variable grows without bound: 1 when the curve lies on the count, a
+    # larger bound it rises towards but never passes when the option has the count's power of the variable but
+    # another constant factor (a product of widths against d + l), None when it has a higher power and parts.
+    ceiling: Fraction | None
 
     @property
     def follows(self) -> bool:  # the option's curve lies on the exact count over the whole sweep
-        return self.ratio == 1
+        return self.ceiling == 1
+
+    @property
+    def levels_off(self) -> bool:  # the same big-O in the swept variable, but a bounded factor apart
+        return self.ceiling is not None and self.ceiling != 1
 
 
 @dataclass(frozen=True)
@@ -85,7 +104,7 @@ class ComplexityResult:
     scores: int  # Q Kᵀ at the student's values: attention_flops(n, m, d, 0)
     weighted_values: int  # weights · V: attention_flops(n, m, 0, l)
     total: int  # attention_flops(n, m, d, l)
-    separating: dict[str, tuple[str, ...]]  # option id -> the variables whose sweep parts it from the count
+    separating: dict[str, tuple[str, ...]]  # option id -> the variables of which its power is not the count's
     choice: str  # the student's option id, "" when not known
     predicted: float | None = None  # the student's count, when a numeric question asked for it
 
@@ -113,6 +132,26 @@ def joined(items, conjunction: str = "and") -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + f" {conjunction} " + items[-1]
 
 
+def other_width(variable: str) -> str:
+    """The width a sweep of d or l holds: the other term of d + l."""
+    return "l" if variable == "d" else "d"
+
+
+def ceiling_text(result: ComplexityResult) -> str:
+    """"l + 1 = 65": the bound that the ratio of every option levelling off in this sweep tends to ("" when none
+    does: only a sweep of d or l has one, as only there does the count have a part that the sweep does not grow)."""
+    ceilings = {curve.ceiling for curve in result.curves if curve.levels_off}
+    if not ceilings:
+        return ""
+    (ceiling,) = ceilings  # x·(count at 1)/(count at x) for each: they share it
+    return f"{other_width(result.vary)} + 1 = {number_text(ceiling)}"
+
+
+def all_separating(result: ComplexityResult) -> tuple[str, ...]:
+    """The variables whose sweep parts some wrong option from the count, in the order N, M, d, l."""
+    return tuple(variable for variable in LARGEST if any(variable in parts for parts in result.separating.values()))
+
+
 def count_sentence(result: ComplexityResult) -> str:
     n, m, d, l = result.sizes.values()  # noqa: E741
     return (f"At {sizes_text(result.sizes)}: {n}·{m}·({d}+{l}) = {result.total:,} multiply-adds "
@@ -137,12 +176,29 @@ def answer_sentence(result: ComplexityResult) -> str:
                     f"(×{number_text(Fraction(doubled_m, result.total))})"),
         doubling_d=(f"doubling d from {d} to {2 * d} multiplies the count by ({2 * d}+{l})/({d}+{l}) = "
                     f"{number_text(doubled_d)}"))
+    separating = joined(result.separating[option.id], "or")
     if curve.follows:
         seen = (f"In this sweep of {x} it lies on the exact count, so this picture cannot tell it from the right "
-                f"answer: vary {joined(result.separating[option.id], 'or')} to see it part from it.")
+                f"answer: vary {separating} to see it part from it.")
+    elif curve.levels_off:  # a sweep of d or l, and an option of power 1 in it: a product of widths
+        w, held = other_width(x), result.sizes[other_width(x)]
+        widths = "·".join(power_text(variable, option.exponents[variable]) for variable in "dl")
+        together = power_text("w", option.exponents["d"] + option.exponents["l"])
+        # d·l outgrows d + l only as both widths grow; d²·l also as d alone grows.
+        alone = [variable for variable in "dl" if option.exponents[variable] > COUNT.exponents[variable]]
+        faster = "only" if not alone else ", ".join(
+            f"as {variable} grows ({power_text(variable, option.exponents[variable])} against {variable})"
+            for variable in alone) + ", or"
+        seen = (f"In this sweep of {x} it does not part from the exact count: its ratio to it, {x}·({w}+1)/({x}+{w}), "
+                f"is {end}·{held + 1}/({end}+{held}) = {number_text(curve.ratio)} at {x} = {end} and levels off "
+                f"towards {ceiling_text(result)}, which it never passes (it nears it as {x} grows past {w} = {held}). "
+                f"Both grow linearly in {x}, so in {x} alone their big-O is the same, a constant factor apart. Its "
+                f"{widths} where the count has d + l grows faster {faster} when d and l grow together (at d = l = w, "
+                f"{together} against 2w); vary {separating} to see it part from the count.")
     else:
-        seen = (f"In this sweep it reaches {number_text(curve.ratio)} times the exact count at {x} = {end}; it "
-                f"parts from it when {joined(result.separating[option.id], 'or')} varies.")
+        seen = (f"In this sweep it reaches {number_text(curve.ratio)} times the exact count at {x} = {end} and keeps "
+                f"rising: it grows as {power_text(x, curve.power)}, the count only as {x}, so its big-O in {x} is "
+                f"higher; it parts from the count when {separating} varies.")
     return f"Your answer {option.text} is wrong. {wrong} {seen}"
 
 
@@ -213,20 +269,29 @@ class ComplexityKind(VisualKind[ComplexityResult]):
         def growth(cost, variable: str) -> Fraction:  # from 1 to the variable's bound: the ends of its sweep
             return Fraction(cost(*at(variable, LARGEST[variable])), cost(*at(variable, 1)))
 
+        def ceiling(option: Option) -> Fraction | None:  # what the ratio tends to as `vary` grows without bound
+            if option.exponents[vary] != COUNT.exponents[vary]:
+                return None  # a higher power of `vary` than the count's: the ratio grows without bound
+            # Both are linear in `vary`, f(x) = f(0) + (f(1) - f(0))·x, so f(x)/f(1) tends to x·(f(1) - f(0))/f(1).
+            def slope_share(cost) -> Fraction:
+                return Fraction(cost(*at(vary, 1)) - cost(*at(vary, 0)), cost(*at(vary, 1)))
+
+            return slope_share(option.cost) / slope_share(attention_flops)
+
         exact_growth, curves = growth(attention_flops, vary), []
         for option in OPTIONS:
             costs = [option.cost(*at(vary, x)) for x in sweep]
             normalised = np.array([Fraction(cost * counts[0], costs[0]) for cost in costs], dtype=float)
             option_growth = growth(option.cost, vary)
             curves.append(OptionCurve(option, normalised, option_growth, option_growth / exact_growth,
-                                      normalised / exact))
+                                      normalised / exact, option.exponents[vary], ceiling(option)))
         return ComplexityResult(
             sizes=sizes, vary=vary, sweep=sweep, exact=exact, exact_growth=exact_growth,
             curves=tuple(curves), scores=attention_flops(params.n, params.m, params.d, 0),
             weighted_values=attention_flops(params.n, params.m, 0, params.l),
             total=attention_flops(params.n, params.m, params.d, params.l),
             separating={option.id: tuple(variable for variable in LARGEST
-                                         if growth(option.cost, variable) != growth(attention_flops, variable))
+                                         if option.exponents[variable] != COUNT.exponents[variable])
                         for option in OPTIONS},
             choice=params.choice,
             predicted=float(params.predicted_count) if params.predicted_count else None,
@@ -236,13 +301,19 @@ class ComplexityKind(VisualKind[ComplexityResult]):
         x, end = result.vary, int(result.sweep[-1])
         growths = ", ".join(f"{curve.option.text} ×{number_text(curve.growth)}{' (the same)' if curve.follows else ''}"
                             for curve in result.curves)
-        others = [curve.option.text for curve in result.curves if not curve.follows]
-        if others:
-            followers = [curve.option.text for curve in result.curves if curve.follows]
-            follow = f"On the exact count in this sweep: {joined(followers)}; parting from it: {joined(others)}."
-        else:
-            follow = (f"Every candidate is linear in {x}, like the exact count, so in this sweep all four curves lie on "
-                      f"it: varying {x} cannot tell them apart; vary M, d or l.")
+        followers = [curve.option.text for curve in result.curves if curve.follows]
+        levelling = [curve.option.text for curve in result.curves if curve.levels_off]
+        parting = [curve.option.text for curve in result.curves if curve.ceiling is None]
+        groups = [f"On the exact count in this sweep: {joined(followers)}"]
+        if levelling:
+            groups.append(f"levelling off towards {ceiling_text(result)} times it (the same big-O in {x}, a constant "
+                          f"factor apart): {joined(levelling)}")
+        if parting:
+            groups.append(f"parting from it (a higher power of {x}): {joined(parting)}")
+        follow = "; ".join(groups) + "."
+        if not parting:
+            follow += (f" No option has a higher power of {x} than the count, so varying {x} cannot tell them apart in "
+                       f"big-O; vary {joined(all_separating(result), 'or')} to see the wrong ones part.")
         text = (f"Two log-log plots against {NAMES[x]}, from 1 to {end}: the exact multiply-add count N·M·(d+l) "
                 "with the curves of four candidate formulas (the options of the seed quiz's complexity question), "
                 "and each divided by the exact count. "
@@ -261,7 +332,11 @@ class ComplexityKind(VisualKind[ComplexityResult]):
             exact_slope = (f"{x}/({x}+{other_name}), which rises from 1/(1+{other}) = "
                            f"{number_text(Fraction(1, 1 + other))} at {x} = 1 to {end}/({end}+{other}) = "
                            f"{number_text(Fraction(end, end + other))} at {x} = {end} and never reaches 1, because "
-                           f"the {other_name} part of the count does not grow with {x}")
+                           f"the {other_name} part of the count does not grow with {x}; it nears 1 as {x} grows past "
+                           f"{other_name}, so a formula of slope 1 stays within a factor {ceiling_text(result)} of "
+                           f"the count, the same big-O in {x}")
+        ceiling = ceiling_text(result)
+        bounded = f", or under the dotted ceiling {ceiling}" if ceiling else ""
         slopes = "; ".join(f"{curve.option.text} the same" if curve.option.id == CORRECT
                            else f"{curve.option.text} {curve.option.exponents.get(x, 0)}" for curve in result.curves)
         return " ".join(filter(None, [count_answer_sentence(result), answer_sentence(result), (
@@ -270,6 +345,8 @@ class ComplexityKind(VisualKind[ComplexityResult]):
             "only N·M more, no more than either product. "
             f"Each candidate formula is scaled to equal the exact count at {x} = 1, so the plot compares how "
             "they grow, not the constant factors big-O leaves out. "
+            f"In (b), a formula with the count's big-O in {x} stays bounded (on 1{bounded}); one with a higher power "
+            f"of {x} keeps rising. "
             f"Slopes against {x}: the exact count {exact_slope}; {slopes}. {count_sentence(result)} "
             "These are counts, not timings: on a shared server, times at small sizes are mostly fixed "
             "overhead and change from run to run, so they would not show these slopes.")]))

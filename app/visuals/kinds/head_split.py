@@ -51,6 +51,7 @@ ROWS = {"input": (0.36, 0.34), "projections": (0.46, 0.66), "qkv": (0.46, 0.36),
 HEADING, ROW_GAP, FAN_GAP = (0.0, 0.23), (0.24, 0.10), (0.42, 0.34)  # FAN_GAP: the arrows from X to every head
 TABLE_TOP = 0.82  # gap, title and two-line column headers
 TABLE_ROW, LEGEND = (0.25, 0.23), (0.52, 0.32)  # the wide legend has two lines
+NARROW_LINE = 0.16  # a second line of the phone's legend
 MARGIN = 0.08
 
 
@@ -64,9 +65,12 @@ def row_positions(narrow: bool) -> dict[str, tuple[float, float, float]]:
     return positions
 
 
-def figure_height(table_rows: int, narrow: bool) -> float:
+def figure_height(table_rows: int, narrow: bool, both_marks: bool = False) -> float:
+    """both_marks: a numeric answer and a compared width, whose two marks the phone's legend explains on a line
+    of their own."""
     diagram = row_positions(narrow)["output"][2]
-    return round(diagram + TABLE_TOP + table_rows * TABLE_ROW[narrow] + LEGEND[narrow] + MARGIN, 2)
+    legend = LEGEND[narrow] + (NARROW_LINE if narrow and both_marks else 0.0)
+    return round(diagram + TABLE_TOP + table_rows * TABLE_ROW[narrow] + legend + MARGIN, 2)
 
 
 # A bank may write `choice: 128`; the bank's option ids and the select control send "128".
@@ -110,13 +114,13 @@ class HeadSplitResult:
     output_weights: int  # the engine's w_o entries
     heads_read_every_feature: bool  # X @ W_Q^i (all d_model columns of X) equals head i's queries, for every i
     rows: tuple[WidthRow, ...]  # d_model / h, Q5's option widths and a numeric answer's width, narrowest first
-    choice: int | None  # the highlighted width, None when none is chosen
-    answered: float | None = None  # a numeric question's answer (highlighted when it is a width: `choice`)
+    choice: int | None  # the width picked in the select (Q5's answer, or one to compare), None when none is
+    answered: float | None = None  # a numeric question's answer, marked apart from `choice`
     answer_row: WidthRow | None = None  # a whole-numbered answer's numbers, in `rows` too when they fit the table
 
     @property
     def chosen_row(self) -> WidthRow | None:
-        return self.answer_row or next((row for row in self.rows if row.head_dim == self.choice), None)
+        return next((row for row in self.rows if row.head_dim == self.choice), None)
 
 
 # Words shared by the alt text, the caption and the figure --------------------------------------------
@@ -159,30 +163,46 @@ def table_widths(d_k: int, h: int, answered: float | None) -> list[int]:
     return sorted({d_k, *OPTION_WIDTHS, *([width] if width and h * width <= MAX_TABLE_CONCAT else [])})
 
 
-def choice_sentence(result: HeadSplitResult) -> str:
-    """One sentence on the highlighted width (or on d_model / h when none is chosen)."""
+def width_sentence(result: HeadSplitResult, row: WidthRow, lead: str) -> str:
+    """What heads of `row`'s width give, opened by `lead` ("Your answer, d_k", "Chosen d_k", or "" for d_model / h's
+    row on its own)."""
     h, d_model, d_k = result.num_heads, result.d_model, result.head_dim
-    row = result.chosen_row
-    if result.answered is not None and row is None:
-        answered = number_text(result.answered)
-        return (f"Your answer, {answered}, is not a head width: d_k counts the features of each head's queries, a "
-                f"whole number from 1 (so the table has no row for it); d_model / h = {d_model} / {h} = {d_k}.")
-    chosen = "Your answer, d_k" if result.answered is not None else "Chosen d_k"
-    if row is None or row.head_dim == d_k:
-        lead = "" if row is None else f"{chosen} = {d_k}{',' if result.answered is not None else ''} is d_model / h. "
+    if row.head_dim == d_k:
+        said = f"{lead} = {d_k}{',' * lead.startswith('Your')} is d_model / h. " if lead else ""
         if h == 1:
-            return (lead + f"With one head d_k = d_model = {d_k}: nothing is split, and the head's output is already "
-                    f"N × {d_model}.")
-        return lead + (f"d_k = {d_model} / {h} = {d_k} makes the concat N × {d_model}, the input's width, so W_O is "
+            return said + f"With one head d_k = d_model = {d_k}: nothing is split, and the head's output is already N × {d_model}."
+        return said + (f"d_k = {d_model} / {h} = {d_k} makes the concat N × {d_model}, the input's width, so W_O is "
                        f"a square {d_model} × {d_model} and the {h} heads have the weights and multiply-adds of one "
                        f"head of width {d_model}. Any width gives X's shape in the end (W_O maps the concat back to "
-                       f"{d_model}); other widths pay for it in weights and multiply-adds.")
+                       f"{d_model}): wider heads pay for it in weights and multiply-adds, and narrower ones, though "
+                       f"cheaper, pass every token through fewer than {d_model} features.")
     gives = (f"one head of {row.head_dim} gives N × {row.concat_width}" if h == 1 else
              f"{h} heads of {row.head_dim} concatenate to N × {row.concat_width}")
     unlisted = "" if row in result.rows else " (too wide for the table)"
-    return (f"{chosen} = {row.head_dim}{unlisted}: {gives}, not N × {d_model}; W_O must be "
+    narrower = (f" The saving has a price: W_O sees only {row.concat_width} numbers per token, so the layer's outputs "
+                f"span at most {row.concat_width} of the {d_model} dimensions (a bottleneck; d_k = {d_k} keeps all "
+                f"{d_model})." if row.concat_width < d_model else "")
+    return (f"{lead} = {row.head_dim}{unlisted}: {gives}, not N × {d_model}; W_O must be "
             f"{shape(row.output_projection_shape, '')} to map it back to X's shape; {format_ratio(row.relative_cost)} "
-            f"the weights and multiply-adds of d_k = {d_k}.")
+            f"the weights and multiply-adds of d_k = {d_k}.{narrower}")
+
+
+def choice_sentence(result: HeadSplitResult) -> str:
+    """The sentences on the student's numeric answer and on the width picked in the select, each where there is one
+    (the select's only when it picks another width than the answer); on d_model / h's width when there is neither."""
+    sentences = []
+    if result.answered is not None and result.answer_row is None:
+        sentences.append(f"Your answer, {number_text(result.answered)}, is not a head width: d_k counts the features "
+                         "of each head's queries, a whole number from 1 (so the table has no row for it); d_model / h = "
+                         f"{result.d_model} / {result.num_heads} = {result.head_dim}.")
+    elif result.answer_row is not None:
+        sentences.append(width_sentence(result, result.answer_row, "Your answer, d_k"))
+    chosen = result.chosen_row
+    if chosen is not None and chosen != result.answer_row:
+        sentences.append(width_sentence(result, chosen, "Chosen d_k"))
+    if not sentences:
+        sentences.append(width_sentence(result, width_row(result.head_dim, result.d_model, result.num_heads), ""))
+    return " ".join(sentences)
 
 
 @register
@@ -194,7 +214,7 @@ class HeadSplitKind(VisualKind):
         Control("d_model", "Model width d_model (features per token)", "int", min=1, max=1024, step=1),
         Control("num_heads", "Number of heads h (must divide d_model)", "int", min=NUM_HEADS_MIN, max=NUM_HEADS_MAX,
                 step=1),
-        Control("choice", "Head width d_k to compare (your answer)", "choice",
+        Control("choice", "Head width d_k to compare", "choice",
                 choices=((NO_CHOICE, "none"), *((str(width), str(width)) for width in OPTION_WIDTHS))),
     )
     learn = "/learn/attention#head-split"
@@ -205,9 +225,10 @@ class HeadSplitKind(VisualKind):
         answered = float(params.answer_width) if params.answer_width else None
         table_rows = len(table_widths(params.d_model // params.num_heads, params.num_heads, answered))
         narrow = layout == "narrow"
-        return (NARROW_WIDTH if narrow else WIDTH), figure_height(table_rows, narrow)
+        both_marks = params.choice != NO_CHOICE and answer_width(answered) is not None
+        return (NARROW_WIDTH if narrow else WIDTH), figure_height(table_rows, narrow, both_marks)
 
-    narrow_inches = (NARROW_WIDTH, figure_height(len(OPTION_WIDTHS) + 2, narrow=True))  # the tallest: + an answer
+    narrow_inches = (NARROW_WIDTH, figure_height(len(OPTION_WIDTHS) + 2, narrow=True, both_marks=True))  # the tallest
     predictions = {"numeric": ("answer_width", None)}  # the d_k a numeric question's student worked out
 
     def compute(self, params: HeadSplitParams) -> HeadSplitResult:
@@ -232,7 +253,7 @@ class HeadSplitKind(VisualKind):
             projection_weights=int(model.w_qkv.size), output_weights=int(model.w_o.size),
             heads_read_every_feature=reads_all,
             rows=tuple(width_row(w, d_model, h) for w in table_widths(d_k, h, answered)),
-            choice=width if answered is not None else None if params.choice == NO_CHOICE else int(params.choice),
+            choice=None if params.choice == NO_CHOICE else int(params.choice),
             answered=answered, answer_row=width_row(width, d_model, h) if width else None,
         )
 

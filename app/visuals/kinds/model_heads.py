@@ -11,9 +11,9 @@ from pydantic import BeforeValidator, Field, model_validator
 
 from .. import register
 from ..base import AcrossFields, NARROW_WIDTH, WIDTH, Control, VisualKind, VisualParams, line_height
-from ..model import (CHARACTER_WORDS, CHARACTERS, DEFAULT_SENTENCE, FOCUSED_BELOW, MAX_TOKENS, NUM_HEADS, NUM_LAYERS,
-                     SENTENCE_MAX_LENGTH, SHARE_MARK, HeadCharacters, ModelSentence, beside, characters,
-                     font_sentence, run, top_heads, top_keys)
+from ..model import (CHARACTER_LETTERS, CHARACTER_WORDS, CHARACTERS, DEFAULT_SENTENCE, FOCUSED_BELOW, MAX_TOKENS,
+                     NUM_HEADS, NUM_LAYERS, SENTENCE_MAX_LENGTH, SHARE_MARK, HeadCharacters, ModelSentence, beside,
+                     characters, font_sentence, letters_sentence, run, top_heads, top_keys)
 from ..predictions import Cells, CellsParam, NumberParam, cells_comparison, cells_of, check_in_grid
 
 HEADS = tuple(str(head) for head in range(1, NUM_HEADS + 1)) + ("all",)
@@ -35,14 +35,20 @@ def bars_height(n: int) -> float:
     return min(1.4, max(n * PITCH - 0.5, 0.8))
 
 
-def links_height(n: int, width: float, bars: bool = False) -> float:
+def bars_title_lines(said: str, narrow: bool) -> int:
+    """The bars' title: the mean-weight and entropy line (two lines on a phone), and the student's true/false."""
+    return (2 if narrow else 1) + (1 if said else 0)
+
+
+def links_height(n: int, width: float, bars: bool = False, said: str = "") -> float:
     """The links view: two title lines, then a row per token; wide, at least the bars and their numbers below; on a
-    phone, with `bars` (a question about the head's character), the bars under the rows."""
+    phone, with `bars` (a question about the head's character), the bars under the rows, under their title."""
     under = 7 / 72 + line_height(FONT)  # the bars' ticks and numbers
     if width != NARROW_WIDTH:
         rows = max(n * PITCH, bars_height(n) + under)
     else:
-        rows = n * PITCH + (NARROW_BARS_GAP + 2 * line_height(FONT) + TITLE_PAD + NARROW_BARS + under if bars else 0.0)
+        rows = n * PITCH + (NARROW_BARS_GAP + bars_title_lines(said, True) * line_height(FONT) + TITLE_PAD
+                            + NARROW_BARS + under if bars else 0.0)
     return round(EDGE + 2 * line_height(TITLE) + TITLE_PAD + rows + EDGE, 2)
 
 
@@ -190,7 +196,8 @@ def asked_words(result: ModelHeadsResult) -> str:
         return (f"You answered position {key}, {token_name(result.tokens, key)}, which query "
                 f"{token_name(result.tokens, query)} gives {float(row[key]):.2f} (the dashed link); {most}.")
     if len(result.heads) > 1:
-        return strongest_head_words(characters, layer, result.asks, number, "each head's title gives its share")
+        return strongest_head_words(characters, layer, result.asks, number,
+                                    f"each head's title gives its share there after the letter {CHARACTER_LETTERS[result.asks]}")
     (head,) = result.heads
     actual = float(characters.share(result.asks)[layer, head])
     text = (f"layer {layer + 1} head {head + 1} puts {beside(actual, SHARE_MARK)} of its weight on "
@@ -302,7 +309,8 @@ class ModelHeadsKind(VisualKind):
         legend = legend_height(width) if shows_prediction(params) else 0.0
         if params.head == "all":
             return width, round(grid_height(width, n) + legend, 2)
-        return width, round(links_height(n, width, shows_bars(params)) + legend, 2)
+        said = params.said if params.asks == "focused" else ""
+        return width, round(links_height(n, width, shows_bars(params), said) + legend, 2)
 
     def compute(self, params: ModelHeadsParams) -> ModelHeadsResult:
         model_run = run(params.sentence)
@@ -346,6 +354,8 @@ class ModelHeadsKind(VisualKind):
         if words := prediction_words(result):
             text = f"{words} {text}"
         if len(result.heads) > 1:
+            if result.asks not in CHARACTERS:  # asked, a title gives the asked place's letter and share instead
+                text += " " + letters_sentence("")
             text += (" Choose one head to follow it token by token; the figure's description lists where each "
                      "token attends most in every head.")
         else:  # the one head's numbers, which the phone's figure has no room for

@@ -13,7 +13,7 @@ from .. import register
 from ..base import AcrossFields, NARROW_WIDTH, WIDTH, Control, VisualKind, VisualParams, line_height
 from ..model import (CHARACTER_LETTERS, CHARACTER_WORDS, CHARACTERS, DEFAULT_SENTENCE, FOCUSED_BELOW, MAX_TOKENS,
                      NUM_HEADS, NUM_LAYERS, SENTENCE_MAX_LENGTH, SHARE_MARK, HeadCharacters, ModelSentence,
-                     beside, characters, font_sentence, head_name, run, top_heads)
+                     beside, characters, font_sentence, head_name, letters_sentence, run, top_heads)
 from ..predictions import NumberParam
 from .model_heads import CAPTION as HEADS_CAPTION
 from .model_heads import EDGE, FONT, MODEL, TITLE, legend_height, strongest_head_words
@@ -60,15 +60,26 @@ def layer_words(result: ModelOverviewResult) -> str:
         return ""
     layer, characters = result.layer, result.characters
     labels = [characters.label(layer, head) for head in range(NUM_HEADS)]
-    counts = [f"{labels.count(c)} on {CHARACTER_WORDS[c]} ({CHARACTER_LETTERS[c]})" for c in CHARACTERS
-              if labels.count(c)]
-    placed = sum(labels.count(c) for c in CHARACTERS)
+    # Counted as the bank's heads_on counts: every character a head reaches SHARE_MARK on, so one head may count
+    # twice (its shares are means over different queries), though its letter names only the largest.
+    reaching = {c: [head for head in range(NUM_HEADS) if characters.share(c)[layer, head] >= SHARE_MARK]
+                for c in CHARACTERS}
+    counts = [f"{len(heads)} on {CHARACTER_WORDS[c]} ({CHARACTER_LETTERS[c]})" for c, heads in reaching.items() if heads]
+    twice = sorted({head for head in range(NUM_HEADS) if sum(head in heads for heads in reaching.values()) > 1})
+    placed = NUM_HEADS - labels.count("broad") - labels.count(None)
     broad, other = labels.count("broad"), labels.count(None)
     one = placed == 1
     text = (f"In layer {layer + 1} (highlighted), {placed} of the {NUM_HEADS} heads {'puts' if one else 'put'} at "
             f"least {SHARE_MARK:g} of {'its' if one else 'their'} weight on one place on average"
-            f"{': ' + ', '.join(counts) if counts else ''}; {broad} {'is' if broad == 1 else 'are'} broad (b)"
-            + (f" and {other} focused with no such place" if other else "") + ".")
+            f"{': ' + ', '.join(counts) if counts else ''}")
+    if twice:
+        heads = " and ".join([", ".join(str(head + 1) for head in twice[:-1]), str(twice[-1] + 1)] if len(twice) > 1
+                             else [str(twice[0] + 1)])
+        text += (f" ({'head' if len(twice) == 1 else 'heads'} {heads} {'reaches' if len(twice) == 1 else 'reach'} "
+                 f"{SHARE_MARK:g} on two places, as each share is a mean over different queries, and so count"
+                 f"{'s' if len(twice) == 1 else ''} twice; a map's letter names the larger)")
+    text += (f"; {broad} {'is' if broad == 1 else 'are'} broad (b)"
+             + (f" and {other} focused with no such place" if other else "") + ".")
     if result.asks:
         text = strongest_head_words(characters, layer, result.asks, result.number) + " " + text
     return text
@@ -164,9 +175,8 @@ class ModelOverviewKind(VisualKind):
         tally = ", ".join(f"{count} {CHARACTER_LETTERS[label]}" for label, count in counts.items())
         words = layer_words(result)
         return (f"{words} " if words else "") + (HEADS_CAPTION.format(model=MODEL, focused=FOCUSED_BELOW)
-                + f" A map's letter names where at least {SHARE_MARK:g} of its weight goes on average: P the previous "
-                "token, N the next, C [CLS], S [SEP] (with that share); b a broad head with no such place; no letter "
-                f"(– in the list below) a focused head with no such place. Here: {tally}. " + "; ".join(rows) + "."
+                + " " + letters_sentence(" (with that share)") + f" In the list below – is no letter. Here: {tally}. "
+                + "; ".join(rows) + "."
                 + font_sentence(result.tokens))
 
     def draw(self, params: ModelOverviewParams, result: ModelOverviewResult, inches):

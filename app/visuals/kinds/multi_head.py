@@ -3,6 +3,7 @@ subject and its object, in one head of width d_model against heads of width d_mo
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 
 import numpy as np
@@ -11,9 +12,10 @@ from pydantic import Field, model_validator
 from app.engine.heads import check_head_split
 
 from .. import register
-from ..base import AcrossFields, NARROW_WIDTH, WIDTH, Control, Sentence, VisualKind, VisualParams, option_choice
-from ..toy import (ARGUMENT_CATEGORIES, FEATURE_NAMES, MAX_TOKENS, ROLE_STRENGTH, SIDE_COLUMN, first_verb, lookup,
-                   one_head_for_both, relation_heads, subject_object_inputs, tokenize, unknown_words)
+from ..base import (AcrossFields, NARROW_WIDTH, WIDTH, Control, Sentence, VisualKind, VisualParams, estimated_width,
+                    line_height, option_choice)
+from ..toy import (ARGUMENT_CATEGORIES, FEATURE_INDEX, FEATURE_NAMES, MAX_TOKENS, ROLE_STRENGTH, SIDE_COLUMN, first_verb,
+                   lookup, one_head_for_both, relation_heads, subject_object_inputs, tokenize, unknown_words)
 from ..words import format_temperature, minus, quoted_list, unknown_words_sentence
 
 # Shared with the attention-playground kind.
@@ -35,13 +37,41 @@ def check_heads_divide(num_heads: int, d_model: int, low: int, high: int) -> Non
         raise AcrossFields(f"{error} ({listed}), or change d_model", "num_heads", "d_model") from None
 
 
+# The lexicon's categories that are feature columns. An unknown word's hashed features would make it partly a noun
+# and a pronoun (often more than the real subject: 'my' gets noun + pronoun = 1.87), so here those columns are 0.
+PARTS_OF_SPEECH = ("noun", "verb", "determiner", "adjective", "preposition", "pronoun")
+
+
+def relation_inputs(tokens, d_model: int) -> np.ndarray:
+    """(N, d_model): subject_object_inputs, with every part-of-speech column of a word outside the lexicon set to 0,
+    so such a word is never a verb, a subject or an object, and scores as any word that is not a noun or pronoun."""
+    x = subject_object_inputs(tokens, d_model)  # (N, d_model)
+    columns = [FEATURE_INDEX[name] for name in PARTS_OF_SPEECH if FEATURE_INDEX[name] < d_model - 1]
+    unknown = [i for i, token in enumerate(tokens) if not lookup(token).known]
+    x[np.ix_(unknown, columns)] = 0.0
+    return x
+
+
 def unknown_sentence(unknown) -> str:
-    return (unknown_words_sentence(unknown)
-            + " They have no part of speech here, so none of them counts as a subject or an object.")
+    return (unknown_words_sentence(unknown) + " Their part-of-speech features are set to 0 here, so none of them is "
+            "a verb, a subject or an object: each scores as a word that is not a noun or pronoun.")
 
 
 def unknown_caption(unknown) -> str:
-    return f" Not in the toy lexicon, so given pseudo-random features: {', '.join(unknown)}." if unknown else ""
+    return (f" Not in the toy lexicon: {quoted_list(unknown)}, given pseudo-random features but no part of speech, "
+            "so never a subject or an object." if unknown else "")
+
+
+MARK_FONT = 8.0  # the "your answer" lines under the figure, in points
+MARK_MARGIN, MARK_PAD = 0.08, 0.05  # inches: from the figure's edges to their box, and from the box to the text
+MARK_ROOM = 2 * MARK_PAD + MARK_MARGIN + 0.12  # inches: the box's padding, the margin below, the gap above
+
+
+def wrap_text(text: str, width: float, fontsize: float = MARK_FONT) -> list[str]:
+    """`text` in lines about `width` inches wide at `fontsize`: as many characters as fit at its mean width."""
+    if not text:
+        return []
+    return textwrap.wrap(text, max(1, int(len(text) * width / estimated_width([text], fontsize))))
 
 
 NUM_HEADS_MIN, NUM_HEADS_MAX = 2, 8  # a subject head and an object head, then idle heads
@@ -94,6 +124,8 @@ class RelationResult:
     # one head, head 1 and head 2 carries
     shares: np.ndarray
     value_features: tuple[str, ...]  # the toy features each relation head's value copies
+    # (2,) head 1's share on the subjects and head 2's on the objects at TEMPERATURE_MIN; None without both
+    sharpest: tuple[float, float] | None
     swap: SwapTest | None  # None unless there is exactly one subject and one object, different words
     unknown: tuple[str, ...]
 
@@ -124,6 +156,25 @@ def share_text(share: float) -> str:
     the sentences say whether a share is more than half."""
     return next(text for decimals in range(2, 17) if (text := f"{share:.{decimals}f}") != f"{0.5:.{decimals}f}"
                 or share == 0.5 or decimals == 16)
+
+
+def _unknown_on_side(result: RelationResult, side: str) -> str:
+    """" ('zebra' is not in it)": the unknown words before ("before"), after ("after") or around ("around") the verb,
+    which a reader may take for the missing noun; "" when there are none."""
+    verb = result.verb
+    indices = {"before": range(verb), "after": range(verb + 1, len(result.tokens)),
+               "around": [i for i in range(len(result.tokens)) if i != verb]}[side]
+    names = list(dict.fromkeys(result.tokens[i] for i in indices if result.tokens[i] in result.unknown))
+    if not names:
+        return ""
+    return f" ({quoted_list(names)} {'is' if len(names) == 1 else 'are'} not in it)"
+
+
+def _sharpest_text(result: RelationResult) -> str:
+    """What heads 1 and 2 do at the control's lowest temperature (both a subject and an object)."""
+    a, b = result.sharpest  # each more than half for every sentence (tests/visuals/test_multi_head.py checks)
+    return (f"at the lowest temperature, {format_temperature(TEMPERATURE_MIN)}, they put {share_text(a)} and "
+            f"{share_text(b)}, each more than half on its own word, which one softmax row cannot do for both")
 
 
 def _idle_sentence(result: RelationResult) -> list[str]:
@@ -172,11 +223,13 @@ def _argument_sentences(result: RelationResult) -> list[str]:
     elif any(targets):
         present = 0 if result.subjects else 1
         parts = [f"One head of width {d} puts {_on(result, one, targets[present], ROLES[present])}; "
-                 f"no noun or pronoun comes {('after', 'before')[present]} '{query}', so there is no "
-                 f"{ROLES[1 - present]} and one head has only one word to find."]
+                 f"no noun or pronoun from the toy lexicon comes {('after', 'before')[present]} '{query}'"
+                 f"{_unknown_on_side(result, ('after', 'before')[present])}, so there is no {ROLES[1 - present]} "
+                 "and one head has only one word to find."]
     else:
-        parts = [f"No noun or pronoun comes before or after '{query}', so there is no subject or object "
-                 f"to find: the one head {_largest(result, one)}."]
+        parts = [f"No noun or pronoun from the toy lexicon comes before or after '{query}'"
+                 f"{_unknown_on_side(result, 'around')}, so there is no subject or object to find: the one head "
+                 f"{_largest(result, one)}."]
     for head, (role, weights) in enumerate(zip(ROLES, result.weights[1:])):
         label = f"Head {head + 1} (width {k}, {role})"
         parts.append(f"{label} puts {_on(result, weights, targets[head], role)}." if targets[head]
@@ -190,7 +243,7 @@ def _argument_sentences(result: RelationResult) -> list[str]:
                   f"{share_text(shares[0, 1])}.",
                   f"The two heads put {share_text(heads[0])} and {share_text(heads[1])}, "
                   + ("each more than half on its own word, which one row cannot do for both."
-                     if both else "at this temperature not both more than half.")]
+                     if both else f"at this temperature not both more than half; {_sharpest_text(result)}.")]
     return parts + _swap_sentences(result)
 
 
@@ -219,8 +272,37 @@ def answer_sentence(result: RelationResult, choice: str) -> str:
         return (f" You answered False, but compare the panels: one softmax row must share its weight, while each "
                 f"head, in its own smaller subspace, follows one relation ({shares}).")
     return (f" {answered} at temperature {format_temperature(result.temperature)} {shares}, not both more than half, "
-            "so this figure cannot show it: lower the temperature and each head puts more than half on its own "
-            "word, which one softmax row cannot do for both.")
+            f"so this figure cannot show it; {_sharpest_text(result)}.")
+
+
+# The question's options, and the panel each one stands for: True, several simpler subspaces, is the heads' panel.
+OPTIONS = {"true": ("True ✓", "the heads, several simpler subspaces"),
+           "false": ("False ✗, True is right", "the one head, one richer subspace")}
+
+
+def choice_mark(result: RelationResult, choice: str) -> str:
+    """The student's answer as the figure shows it under its panels (the panel it stands for is framed), and as the
+    alt text says it: from the same shares the panels show."""
+    if not choice:
+        return ""
+    answer, panel = OPTIONS[choice]
+    opening = f"Your answer: {answer} (framed: {panel})."
+    if not (result.subjects and result.objects):
+        missing = "no verb from the toy lexicon" if result.verb is None else "no subject and object around its verb"
+        return f"{opening} This sentence has {missing}, so there are not two relations to compare."
+    (one_subject, one_object), heads = result.shares[0], (result.shares[1, 0], result.shares[2, 1])
+    one = f"{share_text(one_subject)} and {share_text(one_object)}"
+    both = f"{share_text(heads[0])} and {share_text(heads[1])}"
+    if min(heads) > 0.5:
+        if choice == "true":
+            return (f"{opening} Heads 1 and 2 put {share_text(heads[0])} on the subject and {share_text(heads[1])} on "
+                    f"the object, more than half each; one head cannot ({one}).")
+        return (f"{opening} One head puts {share_text(one_subject)} on the subject and {share_text(one_object)} on "
+                f"the object; heads 1 and 2 put {both}, more than half each.")
+    a, b = result.sharpest
+    return (f"{opening} At temperature {format_temperature(result.temperature)} heads 1 and 2 put {both} and one head "
+            f"{one}; at {format_temperature(TEMPERATURE_MIN)} the heads put {share_text(a)} and {share_text(b)}, "
+            "more than half each, which one head cannot.")
 
 
 def _one_head_sentence(result: RelationResult, s: str, d: int, k: int) -> str:
@@ -269,7 +351,7 @@ class MultiHeadKind(VisualKind):
         tokens = tuple(tokenize(params.sentence, MAX_TOKENS))
         verb = first_verb(tokens)
         query = 0 if verb is None else verb
-        x = subject_object_inputs(tokens, d_model)  # (N, d_model)
+        x = relation_inputs(tokens, d_model)  # (N, d_model)
         models = (one_head_for_both(d_model), relation_heads(d_model, num_heads))
         one, heads = (model.forward_detailed(x, temperature=temperature) for model in models)
         arguments = [lookup(token).category in ARGUMENT_CATEGORIES for token in tokens]
@@ -280,7 +362,7 @@ class MultiHeadKind(VisualKind):
             (subject,), (obj,) = subjects, objects
             swapped = list(tokens)
             swapped[subject], swapped[obj] = tokens[obj], tokens[subject]
-            x_swapped = subject_object_inputs(swapped, d_model)  # (N, d_model); the verb keeps its place
+            x_swapped = relation_inputs(swapped, d_model)  # (N, d_model); the verb keeps its place
             one_change, heads_change = (
                 float(np.linalg.norm(model(x_swapped, temperature=temperature)[0][query] - trace.output[query]))
                 for model, trace in zip(models, (one, heads)))
@@ -290,12 +372,16 @@ class MultiHeadKind(VisualKind):
         head_dim = models[1].head_dim
         copied = np.flatnonzero(models[1].w_v[:, 0:head_dim].any(axis=1))  # input columns head 1's value reads
         weights = np.vstack([one.weights[0, query], heads.weights[:DRAWN_HEADS, query]])  # (3, N)
+        sharpest = None
+        if subjects and objects:
+            coolest = models[1].forward_detailed(x, temperature=TEMPERATURE_MIN).weights[:DRAWN_HEADS, query]  # (2, N)
+            sharpest = (float(coolest[0, list(subjects)].sum()), float(coolest[1, list(objects)].sum()))
         return RelationResult(
             tokens=tokens, query=query, verb=verb, subjects=subjects, objects=objects, d_model=d_model,
             num_heads=num_heads, head_dim=head_dim, temperature=temperature,
             scores=np.vstack([one.scores[0, query], heads.scores[:DRAWN_HEADS, query]]), weights=weights,
             shares=np.column_stack([weights[:, list(group)].sum(axis=1) for group in (subjects, objects)]),  # (3, 2)
-            value_features=tuple(FEATURE_NAMES[i] for i in copied), swap=swap, unknown=tuple(unknown_words(tokens)))
+            value_features=tuple(FEATURE_NAMES[i] for i in copied), sharpest=sharpest, swap=swap, unknown=tuple(unknown_words(tokens)))
 
     def alt(self, params: MultiHeadParams, result: RelationResult) -> str:
         d, h, k = result.d_model, result.num_heads, result.head_dim
@@ -313,19 +399,20 @@ class MultiHeadKind(VisualKind):
         else:
             parts += _argument_sentences(result)
         parts += _idle_sentence(result) + ([unknown_sentence(result.unknown)] if result.unknown else [])
-        return " ".join(parts)
+        return " ".join(parts + [choice_mark(result, params.choice)]).rstrip()
 
     def caption(self, params: MultiHeadParams, result: RelationResult) -> str:
         s, d, k = format_score(ROLE_STRENGTH), result.d_model, result.head_dim
         query = result.tokens[result.query]
         parts = [
-            "Constructed by hand, not trained. Each word's input is its toy features plus a "
+            "Constructed by hand, not trained. Each word's input is its toy features (a word outside the toy lexicon: "
+            "pseudo-random ones, with no part of speech) plus a "
             f"'{SIDE_COLUMN}' column, −1 before the first verb and +1 after it, as if an earlier layer had "
             "marked word order; in this toy a subject is a noun or pronoun before the verb and an object one after it.",
             f"Head 1's query reads the 'verb' feature and its key noun + pronoun − side, so the verb scores each "
             f"word {s}·(noun + pronoun − side): a noun or pronoun before it {format_score(2 * ROLE_STRENGTH)}, "
             f"another word before it {s}, itself 0, a noun or pronoun after it 0, another word after it "
-            f"{format_score(-ROLE_STRENGTH)} (words outside the lexicon score by their pseudo-random features). "
+            f"{format_score(-ROLE_STRENGTH)} (a word outside the lexicon is never a noun or pronoun here). "
             "Head 2 uses + side, the mirror image.",
         ]
         if result.verb is None:  # no word has a role, and the one head's query reads no verb
@@ -338,8 +425,19 @@ class MultiHeadKind(VisualKind):
                      f"{format_temperature(result.temperature)})): {scores}.")
         return " ".join(parts) + unknown_caption(result.unknown) + answer_sentence(result, params.choice)
 
+    def figure_inches(self, params: MultiHeadParams, layout: str = "wide", result: RelationResult | None = None
+                      ) -> tuple[float, float]:
+        """Taller by the "your answer" lines when the student's choice is known."""
+        width, height = super().figure_inches(params, layout)
+        lines = self.mark_lines(params, result if result is not None else self.compute(params), width)
+        return width, height + (len(lines) * line_height(MARK_FONT) + MARK_ROOM if lines else 0.0)
+
+    @staticmethod
+    def mark_lines(params: MultiHeadParams, result: RelationResult, width: float) -> list[str]:
+        return wrap_text(choice_mark(result, params.choice), width - 2 * MARK_MARGIN - 2 * MARK_PAD)
+
     def draw(self, params: MultiHeadParams, result: RelationResult, inches):
         from app.plots.multi_head import draw_relations
 
-        return draw_relations(result, inches)
+        return draw_relations(result, inches, self.mark_lines(params, result, inches[0]), params.choice)
 

@@ -301,10 +301,13 @@ class OrderBlindnessKind(VisualKind):
     def caption(self, params: OrderBlindnessParams, result: OrderBlindnessResult) -> str:
         put_back = ("the permuted output minus the original (the input is unchanged, so nothing is put back)"
                     if result.same_input else "the permuted output put back in the original order minus the original")
+        # With encodings on, the layer's input row j is x_j + PE[j]: the encoding enters the weights and the values.
+        inputs, x_j, x_i, x_all = (("the embeddings plus their position encodings", "(x_j + PE[j])", "(x_i + PE[i])",
+                                    "(X + PE)") if result.positional else ("the embeddings", "x_j", "x_i", "X"))
         return (
             f"One self-attention layer of width d_model {result.d_model} (one head with random query and key "
-            "weights, seed 0, and the embeddings themselves as values, so output row i = Σ_j w_ij x_j with "
-            "w_i = softmax((x_i W_Q)(X W_K)ᵀ / √d_model), a weighted average of the input rows; constructed "
+            f"weights, seed 0, and {inputs} themselves as values, so output row i = Σ_j w_ij {x_j} with "
+            f"w_i = softmax(({x_i} W_Q)({x_all} W_K)ᵀ / √d_model), a weighted average of the input rows; constructed "
             "illustration, not a trained model) applied to the sentence and to its shuffled copy. A row's weights "
             "depend only on its own token and the set of tokens around it, so without position information "
             "shuffling the input just shuffles the output rows in the same way (the layer is "

@@ -14,12 +14,45 @@ from .. import register
 from ..base import (NARROW_WIDTH, WIDTH, Control, Sentence, VisualKind, VisualParams, chosen, estimated_width,
                     line_height, option_choice)
 from ..toy import MAX_TOKENS, column_names, embed, project_qkv, tokenize, unknown_words
-from ..words import minus, plural, symmetric_limit, unknown_words_sentence
+from ..words import minus, plural, short, symmetric_limit, unknown_words_sentence
 
 D_MODEL_MIN, D_MODEL_MAX = 2, 16
 D_K_MIN, D_K_MAX = 1, 16
 MAX_NAMED_COLUMNS = 8  # X's columns carry the feature names up to here; beyond, they only fit as numbers
-OPTIONS = ("values", "keys", "queries", "embeddings")  # the question's option ids; all but embeddings are right
+OPTIONS = ("values", "keys", "queries", "embeddings")  # the question's option ids
+# The question's key, as the figure shows it: Q, K and V are computed from X by a learned map; X is looked up.
+LEARNED = {"values": True, "keys": True, "queries": True, "embeddings": False}
+PANEL = {"embeddings": "x", "queries": "q", "keys": "k", "values": "v"}  # each option's panel, top to bottom
+
+
+@dataclass(frozen=True)
+class Mark:
+    """What the figure writes above an option's panel on an answer page: whether the student ticked it, whether
+    that was right (ticked exactly when it is a learned map of X), and what the panel shows that decides it."""
+
+    option: str
+    ticked: bool
+
+    @property
+    def right(self) -> bool:
+        return self.ticked == LEARNED[self.option]
+
+    @property
+    def verdict(self) -> str:
+        if self.ticked:
+            return "✓ ticked" if self.right else "✗ ticked"
+        return "✓ left out" if self.right else "✗ missed"
+
+    @property
+    def reason(self) -> str:
+        return "learned map" if LEARNED[self.option] else "looked up"
+
+
+def marks(choice: str) -> dict[str, Mark]:
+    """The marks for a choice param's value, by panel name (x, q, k, v); none when no option is ticked, so the
+    figure before an answer, or in a lesson, gives no answer away."""
+    ticked = chosen(choice)
+    return {panel: Mark(option, option in ticked) for option, panel in PANEL.items()} if ticked else {}
 
 
 class QkvProjectionsParams(VisualParams):
@@ -44,6 +77,7 @@ class QkvResult:
     seed: int
     limit: float  # the one colour half-range of all seven panels: their largest |entry|
     unknown: tuple[str, ...]
+    marks: dict[str, Mark]  # the student's ticks, by panel (x, q, k, v); empty without an answer
 
     @property
     def matrices(self) -> dict[str, np.ndarray]:
@@ -62,6 +96,11 @@ def cell_text(value: float) -> str:
 # --- The phone layout: the seven panels stacked, X on top, then each W above its product ------------
 
 NARROW_FONT = 8.0  # tick labels, axis labels and cell numbers: 8 pt ≈ 11 CSS px in the 340 px image
+MARK_FONT = 9.0  # the ✓/✗ marks above the option panels, and the wide figure's legend of them
+MARK_PAD = 0.04  # inches between a mark and the title under it
+# The wide figure's room for its two-line marks, between the W row and the titles of X, Q, K, V: 0.1 inch more
+# above them, so that a mark reads as its product's, not as the W's above it.
+WIDE_MARK_ROOM = 2 * line_height(MARK_FONT) + MARK_PAD + 0.1
 NARROW_TITLE = 9.0
 EDGE, TICK, LABEL_PAD, TITLE_PAD = 0.05, 7 / 72, 4 / 72, 6 / 72  # as app.plots.figure's, in inches
 NUMBERED_ROW, PLAIN_ROW = 0.18, 0.15  # a row's height with numbers in its cells, and without (≥ 8 pt line)
@@ -82,20 +121,26 @@ class Panel:
     numbered: bool  # its cells carry their numbers
 
 
+BAR_LEFT = 1.0  # inches: the phone's colour bar starts here at the latest
+
+
 def narrow_plan(result: QkvResult) -> tuple[float, dict[str, Panel]]:
     """The phone figure's height and its panels (result.matrices' names and "colorbar"): each as wide as its
     columns allow (cells up to MAX_CELL), its numbers written where the widest number fits its cells, rows
     tall enough for 8 pt labels."""
     line = line_height(NARROW_FONT)
-    left = EDGE + line + LABEL_PAD + TICK + estimated_width([*result.tokens, *result.feature_names], NARROW_FONT)
+    labels = [*map(short, result.tokens), *result.feature_names]  # the figure cuts a long word (short)
+    left = EDGE + line + LABEL_PAD + TICK + estimated_width(labels, NARROW_FONT)
     room = NARROW_WIDTH - left - EDGE
     x_ticks = estimated_width(result.feature_names, NARROW_FONT) if result.x.shape[1] <= MAX_NAMED_COLUMNS else line
-    panels, top = {}, EDGE
+    panels, top = {}, EDGE + (line + 2 * MARK_PAD if result.marks else 0)  # the marks' legend, one line
     for name, matrix in result.matrices.items():
         rows, cols = matrix.shape
         cell = min(room / cols, MAX_CELL)
         widest = estimated_width([cell_text(v) for v in matrix.ravel()], NARROW_FONT)
         numbered = widest <= 0.85 * cell and matrix.size <= 256
+        if name in result.marks:
+            top += line_height(MARK_FONT) + MARK_PAD  # the ✓/✗ mark, one line above the title
         top += (2 if name == "x" else 1) * line_height(NARROW_TITLE) + TITLE_PAD
         height = rows * (NUMBERED_ROW if numbered else PLAIN_ROW)
         panels[name] = Panel(left, top, cols * cell, height, numbered)
@@ -104,7 +149,10 @@ def narrow_plan(result: QkvResult) -> tuple[float, dict[str, Panel]]:
             top += PANEL_GAP  # a W's columns are its product's, labelled under that
         else:  # tick labels (X's: turned names, or numbers), then the axis label
             top += TICK + (x_ticks if name == "x" else line) + LABEL_PAD + line + BLOCK_GAP
-    panels["colorbar"] = Panel(left + BAR_INSET, top, room - 2 * BAR_INSET, BAR_HEIGHT, False)
+    # Under the panels, but starting no further right than BAR_LEFT, so that its label (about 2.2 inches, centred on
+    # it) stays inside the figure when long words push the panels right.
+    bar_left = min(left, BAR_LEFT) + BAR_INSET
+    panels["colorbar"] = Panel(bar_left, top, NARROW_WIDTH - EDGE - BAR_INSET - bar_left, BAR_HEIGHT, False)
     return round(top + BAR_HEIGHT + TICK + line + LABEL_PAD + line + EDGE, 2), panels
 
 
@@ -127,7 +175,7 @@ class QkvProjectionsKind(VisualKind):
     def figure_inches(self, params: QkvProjectionsParams, layout: str = "wide",
                       result: QkvResult | None = None) -> tuple[float, float]:
         if layout != "narrow":
-            return self.inches
+            return (WIDTH, round(self.inches[1] + WIDE_MARK_ROOM, 2)) if marks(params.choice) else self.inches
         return NARROW_WIDTH, narrow_plan(result if result is not None else self.compute(params))[0]
 
     def compute(self, params: QkvProjectionsParams) -> QkvResult:
@@ -136,7 +184,7 @@ class QkvProjectionsKind(VisualKind):
         p = project_qkv(x, params.d_k, seed=params.seed)
         return QkvResult(tuple(tokens), column_names(params.d_model), x, p.w_q, p.w_k, p.w_v, p.q, p.k, p.v,
                          params.seed, symmetric_limit(x, p.w_q, p.w_k, p.w_v, p.q, p.k, p.v),
-                         tuple(unknown_words(tokens)))
+                         tuple(unknown_words(tokens)), marks(params.choice))
 
     def alt(self, params: QkvProjectionsParams, result: QkvResult) -> str:
         n, d_model = result.x.shape
@@ -155,7 +203,9 @@ class QkvProjectionsKind(VisualKind):
             f"from {minus(f'{-result.limit:.2f}')} to {result.limit:.2f} shared by all panels; random weights, "
             f"seed {result.seed}."
         )
-        return text + (" " + unknown_words_sentence(result.unknown) if result.unknown else "")
+        if result.unknown:
+            text += " " + unknown_words_sentence(result.unknown)
+        return text + marks_sentence(result.marks)
 
     def draw(self, params: QkvProjectionsParams, result: QkvResult, inches):
         from app.plots.qkv_projections import draw_qkv_narrow, draw_qkv_projections
@@ -177,6 +227,15 @@ class QkvProjectionsKind(VisualKind):
         return caption + choice_sentence(chosen(params.choice))
 
 
+def marks_sentence(panel_marks: dict[str, Mark]) -> str:
+    """How the figure marks the student's ticks, for the alt text ("" when there are none)."""
+    if not panel_marks:
+        return ""
+    said = "; ".join(f"{panel.upper()} {'ticked' if mark.ticked else 'not ticked'}, "
+                     f"{'right' if mark.right else 'wrong'} ({mark.reason})" for panel, mark in panel_marks.items())
+    return f" The figure marks your answer above X, Q, K and V, with your ticks outlined in dashes: {said}."
+
+
 def choice_sentence(ticked: tuple[str, ...]) -> str:
     """What the figure says about the student's ticks ("" when none are known)."""
     if not ticked:
@@ -195,6 +254,8 @@ def choice_sentence(ticked: tuple[str, ...]) -> str:
     if "embeddings" in ticked:
         text += (" You ticked word embeddings, but X is the layer's input, looked up, not computed from another "
                  "embedding space by a learned map here: the learned maps start from X.")
+    elif missed:
+        text += " You left word embeddings unticked: right, X is the layer's input, looked up."
     if not missed and "embeddings" not in ticked:
         text += " You ticked queries, keys and values, each a learned map of X, and left X itself out: right."
     return text

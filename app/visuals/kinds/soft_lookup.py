@@ -39,12 +39,21 @@ VALUE_FEATURES = ("animal", "person", "vehicle", "place", "nature")
 FEATURE_SCALE = FEATURE_COUNT ** 0.25
 
 HASHED_MARK = "*"  # after a word's label in the figure: not in the lexicon, pseudo-random features
+# The student's answer, as the figure marks it at its top: (the option's word, whether it is right); the reason is
+# the same for both, as the answer is the same for both: it names the panels that show it.
+CHOICE_MARKS = {"true": ("True", True), "false": ("False", False)}
+CHOICE_REASON = "panel 5 mixes every key's value by panel 3's weights, a soft form of panel 7's hard lookup."
 CHOICE_SENTENCES = {  # the student's answer -> the caption's last sentence
     "true": "You answered True, and this is why: panel 5 mixes every key's value by its weight, a lookup whose "
             "match is soft, and panel 7 is the hard lookup it approaches.",
     "false": "You answered False, but panel 5 is exactly a soft dictionary lookup: each key's value counts by how "
              "well the key matches the query, and as T falls it approaches the hard lookup of panel 7.",
 }
+
+
+COLOUR_WORDS = ("Panels 1 and 2 share one colour scale, from 0 (or the lowest value, if one is below 0) to the "
+                "largest value in either, so their colours compare directly and a lighter cell holds a larger number; "
+                "panels 3 to 7 colour the range 0 to 1, where weights, values and outputs all lie.")
 
 
 def words(text: str, field: str) -> list[str]:
@@ -64,6 +73,30 @@ class SoftLookupParams(VisualParams):
     answer_cells: CellsParam = ""
     predicted_weight: NumberParam = ""
     weight_cell: CellsParam = ""
+    # The temperature a numeric prediction was made for, the question's: when the student moves the temperature
+    # control, the prediction is still judged at it, not at the figure's. Set from `temperature` when a
+    # prediction arrives without it (the answer page's with_answer).
+    weight_temperature: float | None = Field(default=None, ge=TEMPERATURE_MIN, le=TEMPERATURE_MAX,
+                                             allow_inf_nan=False)
+
+    @field_validator("weight_temperature", mode="before")
+    @classmethod
+    def _empty_is_none(cls, value):
+        return None if value == "" else value  # "": a form's or a cleared prediction's empty value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _prediction_made_at_this_temperature(cls, data):
+        if isinstance(data, dict) and data.get("predicted_weight") not in (None, "") \
+                and data.get("weight_temperature") in (None, ""):
+            temperature = data.get("temperature", cls.model_fields["temperature"].default)
+            try:  # a temperature that cannot be taken is refused once, by its own field
+                valid = TEMPERATURE_MIN <= float(temperature) <= TEMPERATURE_MAX
+            except (TypeError, ValueError):
+                valid = False
+            if valid:
+                data = {**data, "weight_temperature": temperature}
+        return data
 
     @field_validator("queries", "keys")
     @classmethod
@@ -102,6 +135,14 @@ class SoftLookupResult:
     answer: Cells | None = None  # the key's cells; None when not given
     predicted_weight: float | None = None  # a numeric question's prediction for weight_cell
     weight_cell: tuple[int, int] | None = None
+    prediction_temperature: float | None = None  # the temperature predicted_weight was made for
+    weight_then: float | None = None  # the engine's weight at weight_cell at prediction_temperature
+    choice: str = ""  # the student's answer to "attention is a soft lookup"; "" for none
+
+    @property
+    def prediction_moved(self) -> bool:
+        """A numeric prediction made for another temperature than the figure's."""
+        return self.predicted_weight is not None and self.prediction_temperature != self.temperature
 
     @property
     def shows_prediction(self) -> bool:
@@ -225,10 +266,15 @@ def prediction_words(result: SoftLookupResult) -> str:
     """The prediction against the answer (or the engine's weight) in words, "" when there is no prediction."""
     if result.predicted_weight is not None:
         row, col = result.weight_cell
-        predicted, weight = result.predicted_weight, float(result.soft_weights[row, col])
+        predicted, weight = result.predicted_weight, result.weight_then
         text = (f"In panel 3, you predicted {weight_text(predicted)} for the weight of query "
                 f"'{result.query_tokens[row]}' on key '{result.key_tokens[col]}' (outlined with dashes and a solid "
-                f"line); the engine's weight there is {format_weight(weight)}")
+                "line)")
+        if result.prediction_moved:  # judged at the temperature it was made for, not at the figure's
+            text += (f" at T = {format_temperature(result.prediction_temperature)}, the question's temperature; "
+                     f"at that T the engine's weight there is {format_weight(weight)}")
+        else:
+            text += f"; the engine's weight there is {format_weight(weight)}"
         if f"{predicted:.2f}" == format_weight(weight):
             text += ", which your prediction matches to the 2 decimals shown"
         else:
@@ -236,6 +282,9 @@ def prediction_words(result: SoftLookupResult) -> str:
             text += f", {abs(weight - predicted):.2g} {direction} than your prediction"
         if not 0 <= predicted <= 1:
             text += " (a softmax weight lies between 0 and 1)"
+        if result.prediction_moved:
+            text += (f". This figure is drawn at T = {format_temperature(result.temperature)}, where that weight is "
+                     f"{format_weight(result.soft_weights[row, col])}")
         return text + "."
     if not result.shows_prediction:
         return ""
@@ -248,9 +297,57 @@ def legend_entries(result: SoftLookupResult) -> tuple[str, str]:
     """The legend's labels for the dashed outline and the solid inner one."""
     if result.predicted_weight is not None:
         row, col = result.weight_cell
+        if result.prediction_moved:
+            then = format_temperature(result.prediction_temperature)
+            return (f"your prediction for T = {then}: {weight_text(result.predicted_weight)}",
+                    f"the engine's weight: {format_weight(result.weight_then)} at T = {then}, "
+                    f"{format_weight(result.soft_weights[row, col])} here")
         return (f"your prediction: {weight_text(result.predicted_weight)}",
-                f"the engine's weight: {format_weight(result.soft_weights[row, col])}")
+                f"the engine's weight: {format_weight(result.weight_then)}")
     return "your prediction", "the answer"
+
+
+def choice_mark(choice: str) -> tuple[str, str] | None:
+    """The figure's mark of the student's answer: its bold first line and the reason under it; None for none."""
+    if choice not in CHOICE_MARKS:
+        return None
+    word, right = CHOICE_MARKS[choice]
+    return f"Your answer: {word} {'✓ right' if right else '✗ wrong'}", CHOICE_REASON[0].upper() + CHOICE_REASON[1:]
+
+
+def choice_alt(choice: str) -> str:
+    """The alt text's account of the figure's mark of the student's answer ("" for none)."""
+    if choice not in CHOICE_MARKS:
+        return ""
+    word, right = CHOICE_MARKS[choice]
+    return (f"At its top the figure marks your answer, {word}, as {'right' if right else 'wrong'}: "
+            f"{CHOICE_REASON}")
+
+
+def wrap(text: str, points: float, width: float) -> list[str]:
+    """text broken between words into lines no wider than `width` inches (by estimated_width)."""
+    lines: list[str] = []
+    for word in text.split():
+        if lines and estimated_width([f"{lines[-1]} {word}"], points) <= width:
+            lines[-1] += f" {word}"
+        else:
+            lines.append(word)
+    return lines
+
+
+# --- the colours of panels 1 and 2 ------------------------------------------------------------------------
+
+MIN_SCORE_SPAN = 1.0  # one shared lexicon feature: the colour range of scores that are all (nearly) 0
+
+
+def score_range(result: SoftLookupResult) -> tuple[float, float]:
+    """Panels 1 and 2's one colour range: from 0 (or the lowest value, when one is below 0) to the largest of
+    both panels, at least MIN_SCORE_SPAN wide. Anchored at 0 and shared, a small difference between large scores
+    keeps nearly one colour (as the softmax gives it nearly even weights), and panel 2's colours show dividing by T
+    stretch (T < 1) or shrink (T > 1) the scores."""
+    both = np.concatenate([result.scores.ravel(), result.scaled_scores.ravel()])
+    low, high = min(0.0, float(both.min())), max(0.0, float(both.max()))
+    return low, max(high, low + MIN_SCORE_SPAN)
 
 
 # --- layout: panels packed into rows, cells sized to their widest number ------------------------------
@@ -302,8 +399,9 @@ class Placement:
 
 
 # size: (width, height) in inches; points: the cell numbers' and tick labels' size; note: the hashed-words footnote;
-# legend: the prediction legend's lines (0: none), in a band at the top
-Layout = namedtuple("Layout", "size points placements note legend")
+# legend: the prediction legend's lines (0: none), in a band at the top; choice: the lines of the mark of the
+# student's answer, at the very top (the first bold; () for none)
+Layout = namedtuple("Layout", "size points placements note legend choice")
 
 
 def plan_layout(result: SoftLookupResult, width: float) -> Layout:
@@ -322,6 +420,8 @@ def plan_layout(result: SoftLookupResult, width: float) -> Layout:
     legend = 0
     if result.shows_prediction:
         legend = 1 if estimated_width(["  ".join(legend_entries(result))], points) + 1.6 <= usable else 2
+    mark = choice_mark(result.choice)
+    choice = () if mark is None else (mark[0], *wrap(mark[1], points, usable))
 
     rows: list[list[Placement]] = []  # each figure row's axes, not yet placed
     for group in GROUPS:
@@ -351,7 +451,7 @@ def plan_layout(result: SoftLookupResult, width: float) -> Layout:
                 used += need + GAP
 
     placements: list[Placement] = []  # rects' second number: the axes' top, from the figure's top, until the end
-    top = EDGE + legend_height(legend, points)  # the current row's top, from the figure's top
+    top = EDGE + choice_height(choice, points) + legend_height(legend, points)  # the current row's top
     for row in rows:
         factor = 1.0
         while factor < 3 and sum(c.room(factor + 0.02)[1] for c in row) + GAP * (len(row) - 1) <= usable:
@@ -374,7 +474,12 @@ def plan_layout(result: SoftLookupResult, width: float) -> Layout:
             note = note.replace(" in [0, 1),", "\nin [0, 1),")
     total = math.ceil((top - ROW_GAP + EDGE + (NOTE_HEIGHT if note else 0)) * 100) / 100  # whole pixels at 100 dpi
     return Layout((width, total), points, tuple(replace(p, rect=(x, total - y - h, w, h))
-                                                for p in placements for x, y, w, h in [p.rect]), note, legend)
+                                                for p in placements for x, y, w, h in [p.rect]), note, legend, choice)
+
+
+def choice_height(lines: tuple[str, ...], points: float) -> float:
+    """The band of the mark of the student's answer: its lines, and a gap under them."""
+    return 0.0 if not lines else len(lines) * line_height(points + 0.5) + 0.1
 
 
 def legend_height(lines: int, points: float) -> float:
@@ -398,11 +503,13 @@ class SoftLookupKind(VisualKind):
     learn = "/learn/attention#soft-lookup"
     choice_param = "choice"
     predictions = {"cells": ("predicted_cells", "answer_cells"), "numeric": ("predicted_weight", None)}
+    # Not the temperature: a cells prediction (each query's strongest key) holds at every T > 0, as dividing by T
+    # keeps the scores' order, and a numeric one keeps the temperature it was made for (weight_temperature).
     prediction_grid = ("queries", "keys")
 
     def figure_grid(self, params: SoftLookupParams) -> tuple[list[str], list[str]]:
         return list(words(params.queries, "queries")), list(words(params.keys, "keys"))  # panel 3's rows, columns
-    prediction_params = ("predicted_cells", "answer_cells", "predicted_weight", "weight_cell")
+    prediction_params = ("predicted_cells", "answer_cells", "predicted_weight", "weight_cell", "weight_temperature")
     inches = (WIDTH, 7.0)  # nominal: figure_inches sizes the figure to its panels
     narrow_inches = (NARROW_WIDTH, 12.0)
 
@@ -420,13 +527,21 @@ class SoftLookupKind(VisualKind):
         values = embed(key_tokens, FEATURE_COUNT)[:, [FEATURE_INDEX[name] for name in VALUE_FEATURES]]  # (Nk, l)
         soft_output, soft_weights, scores = attend(queries, keys, values, None, params.temperature)
         hard_output, hard_weights = hard_attention(queries, keys, values)
+        weight_cell = cells_of(params.weight_cell)[0] if params.weight_cell else None
+        weight_then = None  # the weight the numeric prediction is judged against: at the temperature it was made for
+        if params.predicted_weight:
+            weights_then = soft_weights
+            if params.weight_temperature != params.temperature:
+                weights_then = attend(queries, keys, values, None, params.weight_temperature)[1]
+            weight_then = float(weights_then[weight_cell])
         return SoftLookupResult(tuple(query_tokens), tuple(key_tokens), params.temperature, scores,
                                 scores / params.temperature, values, soft_weights, hard_weights, soft_output,
                                 hard_output, tuple(unknown_words(query_tokens + key_tokens)),
                                 cells_of(params.predicted_cells),
                                 cells_of(params.answer_cells) if params.answer_cells else None,
                                 float(params.predicted_weight) if params.predicted_weight else None,
-                                cells_of(params.weight_cell)[0] if params.weight_cell else None)
+                                weight_cell, params.weight_temperature if params.predicted_weight else None,
+                                weight_then, params.choice)
 
     def alt(self, params: SoftLookupParams, result: SoftLookupResult) -> str:
         text = (f"Soft lookup at temperature {format_temperature(result.temperature)} over the keys "
@@ -440,6 +555,8 @@ class SoftLookupKind(VisualKind):
                 "key's value.")
         if result.shows_prediction:  # first: the comparison is what the student came to the figure for
             text = f"{prediction_words(result)} {text}"
+        if params.choice in CHOICE_MARKS:  # what the figure marks at its top
+            text += f" {choice_alt(params.choice)}"
         if result.unknown:
             text += (f" Not in the toy lexicon, marked {HASHED_MARK}, given pseudo-random features in [0, 1), so "
                      "their scores are sums of products rather than counts of shared features: "
@@ -472,6 +589,7 @@ class SoftLookupKind(VisualKind):
             "falls the soft weights approach it (tied keys keep equal shares); as T grows they flatten "
             f"towards 1/{len(result.key_tokens)} = {format_weight(1 / len(result.key_tokens))} each.",
             *(query_words(result, row)[1] for row in range(len(result.query_tokens))),
+            COLOUR_WORDS,
             "Numbers are rounded to 2 decimals. Constructed illustration, not a trained model.",
             choice_sentence(result, params.choice),
         ]))
