@@ -13,7 +13,8 @@ from matplotlib.transforms import Affine2D
 from app.visuals.base import estimated_width
 from app.visuals.kinds.attention_playground import BAR
 from app.visuals.words import short
-from app.visuals.kinds.multi_head import MARK_FONT, MARK_MARGIN, MARK_PAD, MARK_ROOM, ROWS, wrap_text
+from app.visuals.base import wrap_lines
+from app.visuals.kinds.multi_head import MARK_FONT, MARK_MARGIN, MARK_PAD, MARK_ROOM, ROWS
 
 from .figure import (COLORBAR_PAD, inch_axes, EDGE, LABEL_PAD, TICK, TITLE_PAD, cell_labels, contrasting_colours, fixed_grid,
                      heatmap, line_height, new_figure, text_width)
@@ -208,9 +209,9 @@ def draw_relations(result, inches: tuple[float, float], mark_lines=(), choice: s
     key_title = ["key"]
     if result.unknown:
         names = ", ".join(short(word) for word in result.unknown)
-        key_title += wrap_text(f"not in the lexicon, no part of speech: {names}", rows_right - left, FONT)
+        key_title += wrap_lines(f"not in the lexicon, no part of speech: {names}", rows_right - left, FONT)
     shares_width = (width - EDGE - left if narrow else right_panels) / 2  # a column of the shares panel
-    share_labels = ["\n".join([role, *wrap_text(", ".join(short(result.tokens[i]) for i in group), shares_width, FONT)])
+    share_labels = ["\n".join([role, *wrap_lines(", ".join(short(result.tokens[i]) for i in group), shares_width, FONT)])
                     if group else f"no {role}"
                     for role, group in zip(("subject", "object"), (result.subjects, result.objects))]
     # Each panel: (room above, share of the height, room below), in inches; the rooms hold titles and labels.

@@ -250,6 +250,17 @@ def estimated_width(texts, fontsize: float) -> float:
                 for text in texts), default=0.0)
 
 
+def wrap_lines(text: str, width: float, fontsize: float) -> list[str]:
+    """`text` broken between words into lines at most `width` inches wide at `fontsize` (by estimated_width)."""
+    lines: list[str] = []
+    for word in text.split():
+        if lines and estimated_width([f"{lines[-1]} {word}"], fontsize) <= width:
+            lines[-1] += f" {word}"
+        else:
+            lines.append(word)
+    return lines
+
+
 def line_height(fontsize: float = 10.0) -> float:
     """A line of text at `fontsize` points, in inches (matplotlib's line spacing: 1.2 × the font size)."""
     return 1.2 * fontsize / 72

@@ -3,7 +3,6 @@ subject and its object, in one head of width d_model against heads of width d_mo
 
 from __future__ import annotations
 
-import textwrap
 from dataclasses import dataclass
 
 import numpy as np
@@ -12,8 +11,8 @@ from pydantic import Field, model_validator
 from app.engine.heads import check_head_split
 
 from .. import register
-from ..base import (AcrossFields, NARROW_WIDTH, WIDTH, Control, Sentence, VisualKind, VisualParams, estimated_width,
-                    line_height, option_choice)
+from ..base import (AcrossFields, NARROW_WIDTH, WIDTH, Control, Sentence, VisualKind, VisualParams, line_height,
+                    option_choice, wrap_lines)
 from ..toy import (ARGUMENT_CATEGORIES, FEATURE_INDEX, FEATURE_NAMES, MAX_TOKENS, ROLE_STRENGTH, SIDE_COLUMN, first_verb,
                    lookup, one_head_for_both, relation_heads, subject_object_inputs, tokenize, unknown_words)
 from ..words import format_temperature, minus, quoted_list, unknown_words_sentence
@@ -65,13 +64,6 @@ def unknown_caption(unknown) -> str:
 MARK_FONT = 8.0  # the "your answer" lines under the figure, in points
 MARK_MARGIN, MARK_PAD = 0.08, 0.05  # inches: from the figure's edges to their box, and from the box to the text
 MARK_ROOM = 2 * MARK_PAD + MARK_MARGIN + 0.12  # inches: the box's padding, the margin below, the gap above
-
-
-def wrap_text(text: str, width: float, fontsize: float = MARK_FONT) -> list[str]:
-    """`text` in lines about `width` inches wide at `fontsize`: as many characters as fit at its mean width."""
-    if not text:
-        return []
-    return textwrap.wrap(text, max(1, int(len(text) * width / estimated_width([text], fontsize))))
 
 
 NUM_HEADS_MIN, NUM_HEADS_MAX = 2, 8  # a subject head and an object head, then idle heads
@@ -434,7 +426,7 @@ class MultiHeadKind(VisualKind):
 
     @staticmethod
     def mark_lines(params: MultiHeadParams, result: RelationResult, width: float) -> list[str]:
-        return wrap_text(choice_mark(result, params.choice), width - 2 * MARK_MARGIN - 2 * MARK_PAD)
+        return wrap_lines(choice_mark(result, params.choice), width - 2 * MARK_MARGIN - 2 * MARK_PAD, MARK_FONT)
 
     def draw(self, params: MultiHeadParams, result: RelationResult, inches):
         from app.plots.multi_head import draw_relations

@@ -21,7 +21,7 @@ from app.engine.attention import attend, best_keys
 
 from .. import register
 from ..base import (AcrossFields, NARROW_WIDTH, WIDTH, Control, VisualKind, VisualParams, estimated_width, line_height,
-                    option_choice)
+                    option_choice, wrap_lines)
 from ..predictions import Cells, CellsParam, NumberParam, cells_comparison, cells_of, check_in_grid
 from ..toy import FEATURE_COUNT, FEATURE_INDEX, embed, tokenize, unknown_words
 from ..words import format_temperature
@@ -324,17 +324,6 @@ def choice_alt(choice: str) -> str:
             f"{CHOICE_REASON}")
 
 
-def wrap(text: str, points: float, width: float) -> list[str]:
-    """text broken between words into lines no wider than `width` inches (by estimated_width)."""
-    lines: list[str] = []
-    for word in text.split():
-        if lines and estimated_width([f"{lines[-1]} {word}"], points) <= width:
-            lines[-1] += f" {word}"
-        else:
-            lines.append(word)
-    return lines
-
-
 # --- the colours of panels 1 and 2 ------------------------------------------------------------------------
 
 MIN_SCORE_SPAN = 1.0  # one shared lexicon feature: the colour range of scores that are all (nearly) 0
@@ -421,7 +410,7 @@ def plan_layout(result: SoftLookupResult, width: float) -> Layout:
     if result.shows_prediction:
         legend = 1 if estimated_width(["  ".join(legend_entries(result))], points) + 1.6 <= usable else 2
     mark = choice_mark(result.choice)
-    choice = () if mark is None else (mark[0], *wrap(mark[1], points, usable))
+    choice = () if mark is None else (mark[0], *wrap_lines(mark[1], usable, points))
 
     rows: list[list[Placement]] = []  # each figure row's axes, not yet placed
     for group in GROUPS:
