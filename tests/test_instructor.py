@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from flask import url_for
 from werkzeug.security import check_password_hash, generate_password_hash
+from matplotlib.text import Text
 
 from app import create_app, db
 from app.instructor.export import guard_cell
@@ -335,7 +336,7 @@ def test_charts_have_alt_text_shown_on_the_page_from_the_same_numbers(classroom,
     sign_in(client)
     html = client.get(f"/instructor/banks/{BANK}").get_data(as_text=True)
     images = re.findall(r'<img class="chart-image" src="([^"]+)" width="(\d+)" height="(\d+)" alt="([^"]+)">\s*'
-                        r'<figcaption><p class="chart-alt" aria-hidden="true">([^<]+)</p>', html)
+                        r'</picture>\s*<figcaption><p class="chart-alt" aria-hidden="true">([^<]+)</p>', html)
     figures = [(src, alt, caption) for src, _, _, alt, caption in images]
     assert len(figures) == 5  # the histogram and one chart per question
     for _, alt, caption in figures:
@@ -369,6 +370,14 @@ def test_chart_images_are_pngs_for_instructors_only(classroom, app, client):
         assert response.headers["Cache-Control"] == "no-store"
     assert client.get(f"/instructor/banks/{BANK}/charts/questions/nope.png").status_code == 404
     assert client.get("/instructor/banks/nope/charts/histogram.png").status_code == 404
+    # A phone's layout: the page offers it for narrow screens, drawn at a phone's width; nothing else is taken.
+    html = client.get(f"/instructor/banks/{BANK}").get_data(as_text=True)
+    for url in urls:
+        assert f'<source media="(max-width: 640px)" srcset="{url}?layout=narrow"' in html
+        narrow = client.get(url + "?layout=narrow")
+        assert narrow.status_code == 200 and image_size(narrow.data)[0] == 340
+    refused = client.get(urls[0] + "?layout=tiny")
+    assert refused.status_code == 400 and "layout must be wide or narrow" in refused.get_data(as_text=True)
 
 
 def test_a_bank_without_answers_says_so_instead_of_charting(client):
@@ -433,7 +442,36 @@ def test_an_instructor_chart_states_the_size_of_its_png(bars):
 
     chart = CountChart(title="t", subject="answers", category_title="option", labels=tuple(f"o{i}" for i in range(bars)),
                        counts=tuple(range(bars)), highlighted=tuple(i == 0 for i in range(bars)))
-    assert chart.size == image_size(render_png(chart))
+    for layout in ("wide", "narrow"):
+        assert chart.size(layout) == image_size(render_png(chart, layout))
+    assert chart.size("narrow")[0] == 340 < chart.size("wide")[0]  # a phone's width: its text keeps its size
+
+
+@pytest.mark.parametrize("layout", ["wide", "narrow"])
+def test_a_charts_title_and_labels_stay_inside_it_at_a_phones_width_too(layout):
+    from app.instructor.charts import CountChart, draw_chart
+
+    chart = CountChart(title="Question 12: how often each option was chosen, of all finished attempts",
+                       subject="answers", category_title="option", labels=("nm2-d2l", "nm-d-plus-l", "nmd2l"),
+                       counts=(3, 12, 0), highlighted=(False, True, False))
+    figure = draw_chart(chart, layout)
+    figure.canvas.draw()  # the constrained layout places everything as it draws
+    renderer = figure.canvas.get_renderer()
+    frame = figure.bbox
+    (ax,) = figure.axes
+    (low, high), (bottom, top) = sorted(ax.get_xlim()), sorted(ax.get_ylim())
+    tick_labels = ax.get_xticklabels() + ax.get_yticklabels()
+    drawn_ticks = [label for label in ax.get_xticklabels() if low <= label.get_position()[0] <= high] + [
+        label for label in ax.get_yticklabels() if bottom <= label.get_position()[1] <= top]  # outside: not drawn
+    texts = [text for text in figure.findobj(Text) if text.get_visible() and text.get_text()
+             and (text not in tick_labels or text in drawn_ticks)]
+    assert any(chart.title.split(",")[0] in text.get_text().replace("\n", " ") for text in texts)
+    for text in texts:
+        box = text.get_window_extent(renderer)
+        assert frame.x0 - 1 <= box.x0 and box.x1 <= frame.x1 + 1, (text.get_text(), box)
+        assert frame.y0 - 1 <= box.y0 and box.y1 <= frame.y1 + 1, (text.get_text(), box)
+    assert len(chart.title_lines(layout)) == (1 if layout == "wide" else 2)
+
 
 
 def test_wrong_answers_bars_are_neutral_grey_and_only_the_correct_ones_coloured():

@@ -10,7 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..visuals.base import pixel_size
+from ..visuals.base import NARROW_WIDTH, line_height, pixel_size, wrap_lines
+
+WIDE = 6.4  # inches
+TITLE_SIZE = 10  # points
+LAYOUTS = ("wide", "narrow")  # narrow: drawn at a phone's width, so that its 10 pt text reads at 10 pt there
 
 
 def _colours() -> tuple[tuple, str]:
@@ -44,15 +48,19 @@ class CountChart:
     def alt(self) -> str:
         return alt_text(self)
 
-    @property
-    def inches(self) -> tuple[float, float]:
-        """The figure's (width, height): a fixed width, and a row of 0.42 inch per bar."""
-        return 6.4, 1.2 + 0.42 * max(len(self.labels), 1)
+    def title_lines(self, layout: str = "wide") -> list[str]:
+        """The title as drawn from the figure's left edge, wrapped to its width (the bars' labels may be long)."""
+        return wrap_lines(self.title, (WIDE if layout == "wide" else NARROW_WIDTH) - 0.2, TITLE_SIZE)
 
-    @property
-    def size(self) -> tuple[int, int]:
-        """The PNG's (width, height) in pixels, for the page's <img> tag, without drawing."""
-        return pixel_size(self.inches)
+    def inches(self, layout: str = "wide") -> tuple[float, float]:
+        """The figure's (width, height): a fixed width (a phone's on `narrow`), a row of 0.42 inch per bar, and a
+        line per further line of the title."""
+        extra = (len(self.title_lines(layout)) - 1) * line_height(TITLE_SIZE)
+        return WIDE if layout == "wide" else NARROW_WIDTH, round(1.2 + 0.42 * max(len(self.labels), 1) + extra, 2)
+
+    def size(self, layout: str = "wide") -> tuple[int, int]:
+        """The PNG's (width, height) in pixels, for the page's <img> and <source> tags, without drawing."""
+        return pixel_size(self.inches(layout))
 
 
 def alt_text(chart: CountChart) -> str:
@@ -69,13 +77,20 @@ def alt_text(chart: CountChart) -> str:
 
 
 @lru_cache(maxsize=128)
-def render_png(chart: CountChart) -> bytes:
+def render_png(chart: CountChart, layout: str = "wide") -> bytes:
     """Deterministic PNG bytes; cached because the same counts are asked for on every page view."""
-    from ..plots.figure import new_figure, to_png
+    from ..plots.figure import to_png
+
+    return to_png(draw_chart(chart, layout))
+
+
+def draw_chart(chart: CountChart, layout: str = "wide"):
+    """The chart's matplotlib Figure, at a desktop's width or (narrow) a phone's."""
+    from ..plots.figure import new_figure
 
     highlight_colour, plain_colour = _colours()
     bars = len(chart.labels)
-    figure = new_figure(*chart.inches)
+    figure = new_figure(*chart.inches(layout))
     ax = figure.add_subplot()
     positions = range(bars)
     colours = [highlight_colour if h else plain_colour for h in chart.highlighted]
@@ -91,6 +106,7 @@ def render_png(chart: CountChart) -> bytes:
     ax.xaxis.get_major_locator().set_params(integer=True)
     ax.set_xlabel(f"number of {chart.subject}")
     ax.set_ylabel(chart.category_title)
-    ax.set_title(chart.title, loc="left", fontsize=10)
+    # From the figure's left edge, not the axes': long labels of the bars may take half of it.
+    figure.suptitle("\n".join(chart.title_lines(layout)), x=0.02, ha="left", fontsize=TITLE_SIZE)
     ax.spines[["top", "right"]].set_visible(False)
-    return to_png(figure)
+    return figure

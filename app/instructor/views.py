@@ -23,7 +23,7 @@ from ..grading import Grade
 from ..web import progress
 from ..web.limits import client_address, limiter
 from . import auth, export, regrade, report
-from .charts import CountChart, render_png
+from .charts import LAYOUTS, CountChart, render_png
 
 bp = Blueprint("instructor", __name__, url_prefix="/instructor")
 
@@ -147,9 +147,12 @@ def regrade_apply(bank_id: str):
 
 
 def _png(chart: CountChart | None) -> Response:
+    layout = request.args.get("layout", "wide")
+    if layout not in LAYOUTS:
+        raise BadInput(f"layout must be {' or '.join(LAYOUTS)}, e.g. ?layout=narrow for a phone.")
     if chart is None:
         raise NotFound("There are no answers to chart yet.")
-    return current_app.response_class(render_png(chart), mimetype="image/png")
+    return current_app.response_class(render_png(chart, layout), mimetype="image/png")
 
 
 @bp.get("/banks/<bank_id>/charts/histogram.png")
