@@ -29,6 +29,7 @@ CASES = [
     ("head-split", {}),
     ("head-split", {"d_model": 1024, "num_heads": 64}),
     ("head-split", {"d_model": 1, "num_heads": 1}),
+    ("head-split", {"answer_width": "32", "choice": "512"}),  # the right answer: its row has both marks
     ("long-range", {}),
     ("long-range", {"max_distance": 512, "distance": 512}),
     ("long-range", {"max_distance": 2, "distance": 1}),

@@ -216,8 +216,8 @@ def _draw_table(s: Sketch, result) -> None:
         for centre, cell in zip(centres, cells):
             s.ax.text(centre, middle, cell, ha="center", va="center", fontsize=s.font, fontweight=weight)
         marks = []
-        if correct:
-            marks.append("✓" if s.narrow else "✓ d_{model} / h")
+        if correct:  # beside "◀ your answer" only the tick fits the wide table (its legend says what it means)
+            marks.append("✓" if s.narrow or yours else "✓ d_{model} / h")
         if yours:
             marks.append("◀" if s.narrow else "◀ your answer")
         if chosen and not yours:

@@ -10,7 +10,7 @@ from app.visuals.kinds.model_overview import COLOUR_BAR, GAP, LEFT, cell_side, g
 from matplotlib.patches import Rectangle
 
 from app.visuals.kinds.model_heads import EDGE, FONT, TITLE, answered_head, legend_height
-from app.visuals.model import NUM_HEADS, top_heads
+from app.visuals.model import CHARACTER_LETTERS, NUM_HEADS, SHARE_MARK, beside, top_heads
 
 from .figure import ANSWER_STYLE, PREDICTED_STYLE, SEQUENTIAL, cell_labels, inch_axes, line_height, new_figure, outline
 from .model_heads import answer_legend
@@ -79,8 +79,12 @@ def draw_overview(result, inches: tuple[float, float]) -> Figure:
                 for outlined, style, inset in ((head in best, ANSWER_STYLE, 0.05), (head == yours, PREDICTED_STYLE, 0)):
                     if outlined:
                         outline(ax, left, upper, side, side, style, inset, f"outline-{head}")
-            marks.append((left + side / 2, upper - line_height(FONT) / 2,
-                          mark(result.characters, layer, head, not narrow)))
+            if result.asks and layer == result.layer:  # the share the question compares the heads by, under its letter
+                asked = float(result.characters.share(result.asks)[layer, head])
+                text = f"{CHARACTER_LETTERS[result.asks]} {beside(asked, SHARE_MARK)}"
+            else:
+                text = mark(result.characters, layer, head, not narrow)
+            marks.append((left + side / 2, upper - line_height(FONT) / 2, text))
             if column == 0:
                 ax.text(left - 0.05, upper + side / 2, f"head {head + 1}" if narrow else f"layer {layer + 1}",
                         fontsize=FONT, ha="right", va="center")

@@ -310,3 +310,24 @@ def test_the_answer_page_of_a_numeric_head_width_question_draws_that_width(clien
         assert answer_via_form(student, "attention-practice", "head-dimension-variant", value).status_code == 303
         page = student.get("/quiz/attention-practice/head-dimension-variant/answer").get_data(as_text=True)
         assert f"Your answer, d_k = {value}" in page or f"Your answer, {value}" in page, value
+
+
+@pytest.mark.parametrize("params", [
+    {"answer_width": "32"},  # the right answer: "✓" and "◀ your answer" on one row
+    {"answer_width": "32", "choice": "512"},
+    {"d_model": 960, "num_heads": 64, "choice": "32", "answer_width": "15"},
+    {"choice": "32"},
+])
+def test_every_text_of_the_table_stays_inside_the_figure(params):
+    from matplotlib.text import Text
+
+    kind = get_kind("head-split")
+    parsed = kind.parse(params)
+    for layout in ("wide", "narrow"):
+        figure = kind.draw(parsed, kind.compute(parsed), kind.figure_inches(parsed, layout))
+        figure.canvas.draw()
+        renderer, frame = figure.canvas.get_renderer(), figure.bbox
+        for text in figure.findobj(Text):
+            if text.get_visible() and text.get_text():
+                box = text.get_window_extent(renderer)
+                assert frame.x0 - 1 <= box.x0 and box.x1 <= frame.x1 + 1, (layout, text.get_text(), box, frame)

@@ -200,13 +200,17 @@ def test_asked_for_the_head_of_a_layer_the_overview_outlines_it_and_the_students
         result = KIND.compute(params)
         caption = KIND.caption(params, result)
         assert f"{' and '.join(f'head {h + 1}' for h in best)} put{'s' if len(best) == 1 else ''} the most weight " \
-               f"on [CLS]: {on_its_side(max(shares), SHARE_MARK)} on average (outlined solid)" in caption
+               f"on [CLS]: {on_its_side(max(shares), SHARE_MARK)} on average (outlined solid; the layer's maps are " \
+               "titled with their share there after the letter C, below 0.5 too)" in caption
         if yours is not None and yours not in best:
             assert caption.startswith(f"You answered head {yours + 1}, which puts "
                                       f"{on_its_side(shares[yours], SHARE_MARK)} of its weight on [CLS]")
         for layout in ("wide", "narrow"):
             figure = KIND.draw(params, result, KIND.figure_inches(params, layout, result))
             assert outlines(figure) == expected_outlines(best, yours)
+            # The asked layer's maps are titled with the share the heads are compared by, not their own letter.
+            drawn = [text for ax in figure.axes for c in ax.collections for text in getattr(c, "cell_texts", ())]
+            assert all(f"C {on_its_side(share, SHARE_MARK)}" in drawn for share in shares)
             legend = [t.get_text() for legend in figure.legends for t in legend.get_texts()]
             assert legend == (["your answer", "the answer"] if yours is not None else ["the answer"])
 

@@ -81,7 +81,9 @@ def layer_words(result: ModelOverviewResult) -> str:
     text += (f"; {broad} {'is' if broad == 1 else 'are'} broad (b)"
              + (f" and {other} focused with no such place" if other else "") + ".")
     if result.asks:
-        text = strongest_head_words(characters, layer, result.asks, result.number) + " " + text
+        titles = (f"the layer's maps are titled with their share there after the letter "
+                  f"{CHARACTER_LETTERS[result.asks]}, below {SHARE_MARK:g} too")
+        text = strongest_head_words(characters, layer, result.asks, result.number, titles) + " " + text
     return text
 
 
