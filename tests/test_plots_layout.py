@@ -53,6 +53,7 @@ CASES = [
     ("qkv-projections", {"d_model": 16, "d_k": 16, "sentence": LONG_SENTENCE}),
     ("qkv-projections", {"d_model": 2, "d_k": 1, "sentence": "cat"}),
     ("qkv-projections", {"sentence": LONG_WORD}),
+    ("qkv-projections", {"sentence": LONG_WORD, "d_model": 8, "d_k": 8}),  # X too narrow for its turned names
     ("qkv-projections", {"choice": "values,embeddings"}),
     ("soft-lookup", {}),
     ("soft-lookup", {"queries": "kitten truck internationalization a b c",

@@ -80,17 +80,18 @@ def draw_qkv_projections(result, inches: tuple[float, float]) -> Figure:
     # for its title; most of the width for the products) and at least 4 columns for the others.
     product_width = max(d_k, 4)
     x_width = min(max(d_model, product_width), 2 * product_width)
-    named_columns = d_model <= MAX_NAMED_COLUMNS
     # Fixed positions from the labels' sizes: X's tokens on the left; W_Q's feature names (8 pt) and axis
     # label in an empty column between X and the products; two-line titles; the colour bar on the right.
     gap, bar_width = 0.12, 0.9
     mark_room = WIDE_MARK_ROOM if result.marks else 0.0  # the marks, above the titles of X, Q, K and V
     left = EDGE + line_height() + LABEL_PAD + text_width(figure, tokens) + TICK
-    x_labels_height = text_width(figure, result.feature_names) if named_columns else line_height()  # turned
     above = TITLE_PAD + 2 * line_height()
     w_q_labels = TICK + text_width(figure, result.feature_names, 8) + LABEL_PAD + line_height()
     spacer = max(0.01, w_q_labels + 0.05 - 2 * gap)
     unit = (inches[0] - left - EDGE - bar_width - COLORBAR_PAD - 4 * gap - spacer) / (x_width + 3 * product_width)
+    # X's columns carry the feature names, turned, while a line of text fits each column (long words narrow X).
+    named_columns = d_model <= MAX_NAMED_COLUMNS and unit * x_width / d_model >= line_height()
+    x_labels_height = text_width(figure, result.feature_names) if named_columns else line_height()  # turned
     colorbar_room = fixed_grid(
         figure, rows=2, cols=5, left=left, right=EDGE, top=EDGE + above, col_gap=gap,
         row_gap=above + 0.05 + mark_room,
