@@ -39,8 +39,9 @@ Sentence = Annotated[str, Field(min_length=1, max_length=80), AfterValidator(_fi
 OnOff = Annotated[Literal["off", "on"], BeforeValidator(_on_off)]
 
 
-def option_choice(option_ids: tuple[str, ...]):
-    """The type of a kind's choice param: "" or some of `option_ids`, comma-separated, kept in their order.
+def option_choice(option_ids: tuple[str, ...], one: bool = False):
+    """The type of a kind's choice param: "" or some of `option_ids`, comma-separated, kept in their order; with
+    `one` (a true/false question's), at most one of them.
 
     The answer page passes the student's answer (see VisualKind.choice_param); a bank or a URL may too.
     """
@@ -53,6 +54,8 @@ def option_choice(option_ids: tuple[str, ...]):
         unknown = chosen - set(option_ids)
         if unknown:
             raise ValueError(f"choice must name options among {', '.join(option_ids)}; got {', '.join(sorted(unknown))}")
+        if one and len(chosen) > 1:
+            raise ValueError(f"choice is one answer: {' or '.join(option_ids)}, not {len(chosen)} of them")
         return ",".join(option for option in option_ids if option in chosen)
 
     return Annotated[str, BeforeValidator(canonical), Field(max_length=200)]

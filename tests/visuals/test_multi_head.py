@@ -536,3 +536,13 @@ def test_the_answer_box_fits_below_the_panels(values, layout):
     for ax in figure.axes:
         if ax is not box:
             assert ax.get_tightbbox(renderer).y0 > frame.y1, ax.get_title(loc="left")  # every panel's labels above
+
+
+@pytest.mark.parametrize("kind_name", ["multi-head", "soft-lookup"])
+def test_a_true_false_choice_is_one_answer_and_both_are_refused_with_a_sentence(client, kind_name):
+    """'true,false' named both options of a true/false question: multi-head's mark answered 500 (re-audit)."""
+    for ext in ("png", "json"):
+        response = client.get(f"/plots/{kind_name}.{ext}?choice=true,false")
+        assert response.status_code == 400
+        assert "choice is one answer: true or false, not 2 of them" in response.get_data(as_text=True)
+    assert client.get(f"/plots/{kind_name}.json?choice=false").status_code == 200

@@ -593,8 +593,10 @@ def test_the_figure_marks_the_students_answer_and_the_alt_text_says_it(choice, h
     assert f"At its top the figure marks your answer, {verdict}: {sl.CHOICE_REASON}" in rendered.alt
 
 
-def test_no_choice_or_both_options_mark_nothing():
-    for choice in ("", "true,false"):
+def test_no_choice_marks_nothing_and_both_options_are_refused():
+    with pytest.raises(ValidationError, match="choice is one answer"):  # a true/false answer is one of them
+        KIND.parse({"choice": "true,false"})
+    for choice in ("",):
         params = KIND.parse({"choice": choice})
         result = KIND.compute(params)
         assert choice_texts(KIND.draw(params, result, KIND.figure_inches(params, "wide", result))) == []

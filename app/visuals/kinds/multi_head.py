@@ -80,7 +80,7 @@ class MultiHeadParams(VisualParams):
     num_heads: int = Field(default=2, ge=NUM_HEADS_MIN, le=NUM_HEADS_MAX)
     d_model: int = Field(default=32, ge=D_MODEL_MIN, le=D_MODEL_MAX)
     temperature: float = Field(default=1.0, ge=TEMPERATURE_MIN, le=TEMPERATURE_MAX, allow_inf_nan=False)
-    choice: option_choice(("true", "false")) = ""  # the student's answer to "several simpler subspaces"
+    choice: option_choice(("true", "false"), one=True) = ""  # the student's answer to "several simpler subspaces"
 
     @model_validator(mode="after")
     def _heads_divide_width(self):

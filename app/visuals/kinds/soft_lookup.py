@@ -52,7 +52,8 @@ CHOICE_SENTENCES = {  # the student's answer -> the caption's last sentence
 
 
 COLOUR_WORDS = ("Panels 1 and 2 share one colour scale, from 0 (or the lowest value, if one is below 0) to the "
-                "largest value in either, so their colours compare directly and a lighter cell holds a larger number; "
+                "largest value in either, or further where that range would be under 1 wide (so equal or tiny scores "
+                "are not stretched across the map), so their colours compare directly and a lighter cell holds a larger number; "
                 "panels 3 to 7 colour the range 0 to 1, where weights, values and outputs all lie.")
 
 
@@ -66,7 +67,7 @@ class SoftLookupParams(VisualParams):
     queries: str = Field(default="kitten truck", min_length=1, max_length=80)
     keys: str = Field(default="cat dog car tree sky", min_length=1, max_length=80)
     temperature: float = Field(default=1.0, ge=TEMPERATURE_MIN, le=TEMPERATURE_MAX, allow_inf_nan=False)
-    choice: option_choice(("true", "false")) = ""  # the student's answer to "attention is a soft lookup"
+    choice: option_choice(("true", "false"), one=True) = ""  # the student's answer to "attention is a soft lookup"
     # Predict, then reveal, on panel 3 (rows queries, columns keys): a cells question's predicted and right
     # cells, or a numeric question's predicted weight for the one cell `weight_cell`.
     predicted_cells: CellsParam = ""
