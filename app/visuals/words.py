@@ -4,13 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .base import estimated_width
 
-MAX_LABEL = 16  # characters: longer words are cut in a figure's labels ("…"); the words have them whole
+
+LABEL_POINTS, MAX_LABEL_WIDTH = 10, 16 * 0.64 * 10 / 72  # inches: 16 average letters at 10 pt
 
 
 def short(word: str) -> str:
-    """A word as a figure labels it: cut to MAX_LABEL characters, so one long word cannot crowd out the panels."""
-    return word if len(word) <= MAX_LABEL else word[: MAX_LABEL - 1] + "…"
+    """A word as a figure labels it: cut ("…") to the width of 16 average letters, so one long word, or one of
+    wide letters ("mmmm…"), cannot crowd out the panels; the words have it whole."""
+    if estimated_width([word], LABEL_POINTS) <= MAX_LABEL_WIDTH:
+        return word
+    cut = len(word)
+    while cut > 1 and estimated_width([word[:cut] + "…"], LABEL_POINTS) > MAX_LABEL_WIDTH:
+        cut -= 1
+    return word[:cut] + "…"
 
 
 def format_temperature(temperature: float) -> str:

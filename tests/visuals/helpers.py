@@ -89,3 +89,26 @@ def texts_of(figure) -> list[str]:
 # unknown words, and mixed case.
 WORD = st.one_of(st.sampled_from(sorted(LEXICON)), st.sampled_from(["zorblax", "quux", "Cat", "RAN"]))
 SENTENCE = st.lists(WORD, min_size=1, max_size=MAX_TOKENS).map(" ".join).filter(lambda text: len(text) <= 80)
+
+
+def texts_outside(figure) -> list[tuple[str, object]]:
+    """(text, window extent) of every drawn text that runs past the figure's left or right edge: figure texts,
+    titles, labels, annotations and the tick labels at ticks inside their axes' view (others are not drawn)."""
+    from matplotlib.text import Text
+
+    figure.canvas.draw()
+    renderer, frame = figure.canvas.get_renderer(), figure.bbox
+    undrawn = set()
+    for ax in figure.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            low, high = sorted(axis.get_view_interval())
+            for tick in axis.get_major_ticks() + axis.get_minor_ticks():
+                if not low - 1e-9 <= tick.get_loc() <= high + 1e-9:
+                    undrawn.update((id(tick.label1), id(tick.label2)))
+    outside = []
+    for text in figure.findobj(Text):
+        if text.get_visible() and text.get_text() and id(text) not in undrawn:
+            box = text.get_window_extent(renderer)
+            if box.x0 < frame.x0 - 1 or box.x1 > frame.x1 + 1:
+                outside.append((text.get_text(), box))
+    return outside

@@ -14,6 +14,7 @@ from app.visuals.toy import embed, project_qkv, tokenize, unknown_words
 
 from .helpers import (
     SENTENCE,
+    texts_outside,
     computed,
     grid,
     heatmap_axes,
@@ -430,3 +431,19 @@ def test_cell_numbers_are_written_only_where_they_fit_their_cells():
     long_word = "a" * 80
     for layout in ("wide", "narrow"):
         assert kind.render(kind.parse({"sentence": long_word}), layout=layout).image.startswith(b"\x89PNG")
+
+
+@pytest.mark.parametrize("word", ["m" * 80, "a" * 80, "W" * 40])
+def test_a_word_of_wide_letters_is_cut_by_width_and_every_text_stays_inside(word):
+    """Labels are cut by their width, not their count of letters: 80 'm's cut at 16 letters still pushed the
+    phone's marks and titles off its right edge (re-audit)."""
+    from app.visuals.words import MAX_LABEL_WIDTH, short
+    from app.visuals.base import estimated_width
+
+    assert estimated_width([short(word)], 10) <= MAX_LABEL_WIDTH and short(word).endswith("…")
+    assert short("extraordinarily") == "extraordinarily"
+    kind = get_kind("qkv-projections")
+    params = kind.parse({"sentence": word, "d_model": 8, "d_k": 8, "choice": "keys"})
+    for layout in ("wide", "narrow"):
+        figure = kind.draw(params, kind.compute(params), kind.figure_inches(params, layout))
+        assert texts_outside(figure) == [], layout
