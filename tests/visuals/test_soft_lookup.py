@@ -19,7 +19,7 @@ from app.visuals.base import NARROW_WIDTH, WIDTH, pixel_size
 from app.visuals.kinds import soft_lookup as sl
 from app.visuals.toy import _LEXICON_SPEC, FEATURE_COUNT, FEATURE_INDEX, LEXICON, embed
 
-from .helpers import grid
+from .helpers import grid, texts_outside
 
 KIND = get_kind("soft-lookup")
 WORDS = sorted(LEXICON)
@@ -591,6 +591,23 @@ def test_the_figure_marks_the_students_answer_and_the_alt_text_says_it(choice, h
     _, height = KIND.figure_inches(params, layout, result)
     assert all(t.get_position()[1] * height > top_of_panels for t in figure.texts if t.get_gid() == "choice")
     assert f"At its top the figure marks your answer, {verdict}: {sl.CHOICE_REASON}" in rendered.alt
+
+
+@pytest.mark.parametrize("choice", ["true", "false"])
+@pytest.mark.parametrize("layout", ["wide", "narrow"])
+def test_with_tied_best_keys_the_mark_says_they_weigh_the_same(choice, layout):
+    """'and' scores 'the' and 'a' the same (0) at every temperature: the soft weights never approach panel 7's pick
+    of the first key, so the mark's reason and the alt text must not say it is simply its soft form."""
+    params = KIND.parse({"choice": choice, "queries": "and", "keys": "the a"})
+    result = KIND.compute(params)
+    assert sl.has_tied_best(result)
+    figure = KIND.draw(params, result, KIND.figure_inches(params, layout, result))
+    reason = " ".join(choice_texts(figure)[1:])
+    assert reason == sl.CHOICE_TIE_REASON[0].upper() + sl.CHOICE_TIE_REASON[1:]
+    assert "tied for the best score weigh the same" in reason
+    assert sl.CHOICE_TIE_REASON in KIND.render(params, layout=layout).alt
+    assert sl.CHOICE_REASON not in KIND.render(params, layout=layout).alt
+    assert not texts_outside(figure)
 
 
 def test_no_choice_marks_nothing_and_both_options_are_refused():

@@ -43,6 +43,9 @@ HASHED_MARK = "*"  # after a word's label in the figure: not in the lexicon, pse
 # the same for both, as the answer is the same for both: it names the panels that show it.
 CHOICE_MARKS = {"true": ("True", True), "false": ("False", False)}
 CHOICE_REASON = "panel 5 mixes every key's value by panel 3's weights, a soft form of panel 7's hard lookup."
+# ... and where a query's best keys tie, the soft weights approach an even split among them, not panel 7's one pick.
+CHOICE_TIE_REASON = ("panel 5 mixes every key's value by panel 3's weights, a soft form of panel 7's hard lookup, "
+                     "except that keys tied for the best score weigh the same instead of the first taking all.")
 CHOICE_SENTENCES = {  # the student's answer -> the caption's last sentence
     "true": "You answered True, and this is why: panel 5 mixes every key's value by its weight, a lookup whose "
             "match is soft, and panel 7 is the hard lookup it approaches.",
@@ -245,7 +248,7 @@ def choice_sentence(result: SoftLookupResult, choice: str) -> str:
     """The caption's last sentence for the student's answer ("" for none, or for "true,false"): with tied best keys
     the soft weights approach an even split among them, not panel 6's one-hot pick."""
     sentence = CHOICE_SENTENCES.get(choice, "")
-    if sentence and any(np.count_nonzero(best_keys(row)) > 1 for row in result.scores):
+    if sentence and has_tied_best(result):
         sentence = sentence[:-1] + (" where one key scores highest; where keys tie for the best score, the weights "
                                     "split evenly among them instead.")
     return sentence
@@ -308,21 +311,33 @@ def legend_entries(result: SoftLookupResult) -> tuple[str, str]:
     return "your prediction", "the answer"
 
 
-def choice_mark(choice: str) -> tuple[str, str] | None:
+def has_tied_best(result: SoftLookupResult) -> bool:
+    """Whether some query's best score is shared by several keys (engine.best_keys): its soft weights then
+    approach an even split among them as T falls, not the hard lookup's one pick."""
+    return any(np.count_nonzero(best_keys(row)) > 1 for row in result.scores)
+
+
+def choice_reason(result: SoftLookupResult) -> str:
+    """Why True is the answer, naming the panels that show it, with the tie clause where some query has tied keys."""
+    return CHOICE_TIE_REASON if has_tied_best(result) else CHOICE_REASON
+
+
+def choice_mark(result: SoftLookupResult) -> tuple[str, str] | None:
     """The figure's mark of the student's answer: its bold first line and the reason under it; None for none."""
-    if choice not in CHOICE_MARKS:
+    if result.choice not in CHOICE_MARKS:
         return None
-    word, right = CHOICE_MARKS[choice]
-    return f"Your answer: {word} {'✓ right' if right else '✗ wrong'}", CHOICE_REASON[0].upper() + CHOICE_REASON[1:]
+    word, right = CHOICE_MARKS[result.choice]
+    reason = choice_reason(result)
+    return f"Your answer: {word} {'✓ right' if right else '✗ wrong'}", reason[0].upper() + reason[1:]
 
 
-def choice_alt(choice: str) -> str:
+def choice_alt(result: SoftLookupResult) -> str:
     """The alt text's account of the figure's mark of the student's answer ("" for none)."""
-    if choice not in CHOICE_MARKS:
+    if result.choice not in CHOICE_MARKS:
         return ""
-    word, right = CHOICE_MARKS[choice]
+    word, right = CHOICE_MARKS[result.choice]
     return (f"At its top the figure marks your answer, {word}, as {'right' if right else 'wrong'}: "
-            f"{CHOICE_REASON}")
+            f"{choice_reason(result)}")
 
 
 # --- the colours of panels 1 and 2 ------------------------------------------------------------------------
@@ -410,7 +425,7 @@ def plan_layout(result: SoftLookupResult, width: float) -> Layout:
     legend = 0
     if result.shows_prediction:
         legend = 1 if estimated_width(["  ".join(legend_entries(result))], points) + 1.6 <= usable else 2
-    mark = choice_mark(result.choice)
+    mark = choice_mark(result)
     choice = () if mark is None else (mark[0], *wrap_lines(mark[1], usable, points))
 
     rows: list[list[Placement]] = []  # each figure row's axes, not yet placed
@@ -546,7 +561,7 @@ class SoftLookupKind(VisualKind):
         if result.shows_prediction:  # first: the comparison is what the student came to the figure for
             text = f"{prediction_words(result)} {text}"
         if params.choice in CHOICE_MARKS:  # what the figure marks at its top
-            text += f" {choice_alt(params.choice)}"
+            text += f" {choice_alt(result)}"
         if result.unknown:
             text += (f" Not in the toy lexicon, marked {HASHED_MARK}, given pseudo-random features in [0, 1), so "
                      "their scores are sums of products rather than counts of shared features: "
