@@ -11,6 +11,8 @@ from conftest import answer_via_form, csrf_token
 from werkzeug.security import generate_password_hash
 
 from app import create_app
+from app.bank.loader import load_bank_bytes
+from app.instructor import report
 from app.instructor import stats
 
 PASSWORD = "correct horse battery"
@@ -104,3 +106,27 @@ def test_the_report_splits_facility_by_the_values_each_student_was_shown(app):
 
 def test_no_table_before_any_answer(app):
     assert 'id="by-value-heads"' not in report_page(app)
+
+
+def test_a_value_right_for_some_variants_only_says_how_many_earned_full_credit(app):
+    """Typing 32 is right for d_model 64 with 2 heads and wrong for every other variant: the answers table and the
+    chart must not call 32 a full-credit answer for everyone who gave it (an OR over its responses once did)."""
+    credited = total = 0
+    while total < 6 or credited in (0, total):  # until 32 has been given both rightly and wrongly
+        student = app.test_client()
+        page = student.get(f"/quiz/{BANK}/heads").get_data(as_text=True)
+        d_model, num_heads = map(int, re.search(r"With d_model = (\d+) and (\d+) heads", page).groups())
+        assert answer_via_form(student, BANK, "heads", "32").status_code == 303
+        total += 1
+        credited += d_model // num_heads == 32
+        assert total < 200
+    html = report_page(app)
+    assert table_rows(html, "answers-heads")[0] == ["32", f"{credited} of {total}", str(total)]
+    question = load_bank_bytes(BANK_YAML.encode(), "variants.yaml").bank.question("heads")
+    given = ([report.Response("s", "heads", 32, 1.0)] * credited
+             + [report.Response("s", "heads", 32, 0.0)] * (total - credited))
+    rows, other = report.answer_breakdown(question, given)
+    assert [(r.label, r.correct, r.credited, r.count) for r in rows] == [("32", False, credited, total)]
+    chart = report.answer_chart(1, question, rows, other, total)
+    assert chart.labels == (f"32 ({credited} of {total} full credit)",) and chart.highlighted == (False,)
+    assert f"32 ({credited} of {total} full credit): {total}" in chart.alt

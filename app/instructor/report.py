@@ -48,8 +48,17 @@ class AnswerRow:
 
     label: str
     text: str | None  # the option's text (Markdown source); None for numeric values
-    correct: bool
+    correct: bool | None  # None: a cell of a key that varies by variant
     count: int
+    # A numeric or matrix value: how many of its `count` responses earned full credit. A parameterised question's
+    # key varies by variant, so one value can be right for some students and wrong for others; `correct` is then
+    # True only when every response with it earned full credit.
+    credited: int | None = None
+
+    @property
+    def mixed(self) -> bool:
+        """Some, not all, of this value's responses earned full credit."""
+        return self.credited is not None and 0 < self.credited < self.count
 
 
 @dataclass(frozen=True)
@@ -286,13 +295,14 @@ def answer_breakdown(question: Question, given: Sequence[Response]) -> tuple[lis
     """How often each option (a numeric or matrix value, a cell) was given, and how many answers fell outside."""
     if question.type in ("numeric", "matrix"):
         labels: list[str] = []
-        full_credit: dict[str, bool] = defaultdict(bool)
+        credited: dict[str, int] = defaultdict(int)
         for response in given:
             label = value_label(response.answer)
             labels.append(label)
-            full_credit[label] |= response.score >= 1.0 - stats.FULL_CREDIT_TOLERANCE
+            credited[label] += response.score >= 1.0 - stats.FULL_CREDIT_TOLERANCE
         shown, other = stats.most_common(labels, NUMERIC_TOP)
-        return [AnswerRow(str(label), None, full_credit[label], count) for label, count in shown], other
+        return [AnswerRow(str(label), None, credited[label] == count, count, credited[label])
+                for label, count in shown], other
     if question.type == "cells":  # every picked cell counts, like the options of a multi-select
         picks = [cell_label(question, cell) for r in given if isinstance(r.answer, list) for cell in r.answer]
         shown, other = stats.most_common(picks, NUMERIC_TOP)
@@ -309,7 +319,7 @@ def answer_chart(number: int, question: Question, rows: Sequence[AnswerRow], oth
                  responses_count: int) -> CountChart | None:
     if responses_count == 0:
         return None
-    labels = [row.label for row in rows]
+    labels = [f"{row.label} ({row.credited} of {row.count} full credit)" if row.mixed else row.label for row in rows]
     counts = [row.count for row in rows]
     highlighted = [row.correct for row in rows]
     valued = question.type in ("numeric", "matrix", "cells")
