@@ -269,8 +269,10 @@ def test_the_regrade_page_lists_the_changes_and_applies_them_keeping_lower_score
                      r"<span class=\"meta\">\(raised\)</span></td> <td>sc</td>", html)
     assert re.search(rf"<td>Cal</td>.*?<code>{cal}</code> <span class=\"meta\">\(unfinished\)</span>", html)
     token = re.search(r'name="csrf_token" value="([^"]+)"', html).group(1)
+    keys = re.search(r'name="keys" value="([0-9a-f]{16})"', html).group(1)  # the keys this review is of
     assert instructor.post(f"/instructor/banks/{BANK}/regrade", data={"lower": "keep"}).status_code == 400  # CSRF
-    done = instructor.post(f"/instructor/banks/{BANK}/regrade", data={"csrf_token": token, "lower": "keep"})
+    done = instructor.post(f"/instructor/banks/{BANK}/regrade",
+                           data={"csrf_token": token, "lower": "keep", "keys": keys})
     assert done.status_code == 303 and done.headers["Location"].endswith(f"/instructor/banks/{BANK}")
     report = " ".join(instructor.get(done.headers["Location"]).get_data(as_text=True).split())
     assert ("The current key was applied: 3 scores changed in 2 attempts (3 raised, 0 lowered). 2 scores it marks "
@@ -281,8 +283,10 @@ def test_the_regrade_page_lists_the_changes_and_applies_them_keeping_lower_score
     # The kept ones are still listed; lowering them is a choice on the form.
     only_sc = " ".join(instructor.get(f"/instructor/banks/{BANK}/regrade?question=sc").get_data(as_text=True).split())
     assert "1 score would change" in only_sc and 'id="lower-lower"' in only_sc
+    sc_keys = re.search(r'name="keys" value="([0-9a-f]{16})"', only_sc).group(1)
+    assert sc_keys != keys  # one question's key, not the bank's
     lowered = instructor.post(f"/instructor/banks/{BANK}/regrade",
-                              data={"csrf_token": token, "lower": "lower", "question": "sc"})
+                              data={"csrf_token": token, "lower": "lower", "question": "sc", "keys": sc_keys})
     assert "1 score changed in 1 attempt (0 raised, 1 lowered)." in " ".join(
         instructor.get(lowered.headers["Location"]).get_data(as_text=True).split())
     assert scores(app)[(ben, "sc")] == 0 and scores(app)[(ben, "heads")] == 1
@@ -300,6 +304,33 @@ def test_a_tampered_regrade_form_is_refused_with_a_sentence(classroom, data, mes
     before = scores(app)
     refused = instructor.post(f"/instructor/banks/{BANK}/regrade", data={"csrf_token": token, **data})
     assert refused.status_code == 400 and message in refused.get_data(as_text=True) and scores(app) == before
+
+
+@pytest.mark.parametrize("question", [None, "sc"])
+def test_a_key_edited_after_the_review_is_not_applied_unseen(classroom, folder, tmp_path, question):
+    """The page lists what the key as it was then changes; if the file changes again before the button is pressed
+    (a colleague's edit, a deploy), the form refuses, stores nothing and shows the new changes to review."""
+    app, *_ = classroom
+    instructor = sign_in_instructor(app)
+    scope = f"?question={question}" if question else ""
+    html = instructor.get(f"/instructor/banks/{BANK}/regrade{scope}").get_data(as_text=True)
+    token = re.search(r'name="csrf_token" value="([^"]+)"', html).group(1)
+    reviewed = re.search(r'name="keys" value="([0-9a-f]{16})"', html).group(1)
+    write_bank(folder, sc_key="c", divisor=2)  # the key changes again after the review
+    edited = make_app(tmp_path)
+    before = scores(edited)
+    instructor = sign_in_instructor(edited)
+    token = re.search(r'name="csrf_token" value="([^"]+)"',
+                      instructor.get(f"/instructor/banks/{BANK}/regrade{scope}").get_data(as_text=True)).group(1)
+    data = {"csrf_token": token, "lower": "lower", "keys": reviewed, **({"question": question} if question else {})}
+    refused = instructor.post(f"/instructor/banks/{BANK}/regrade", data=data)
+    assert refused.status_code == 303 and f"/instructor/banks/{BANK}/regrade" in refused.headers["Location"]
+    assert scores(edited) == before and rows(edited, regrades) == []
+    page = " ".join(instructor.get(refused.headers["Location"]).get_data(as_text=True).split())
+    assert "The bank&#39;s key changed after you reviewed the changes, so nothing was applied." in page
+    assert "would change" in page
+    assert instructor.post(f"/instructor/banks/{BANK}/regrade", data={**data, "keys": ""}).status_code == 303
+    assert scores(edited) == before
 
 
 def test_the_regrade_page_is_for_instructors_only(classroom):

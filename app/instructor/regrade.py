@@ -8,6 +8,7 @@ is recorded in the `regrades` table, attempts' totals follow, and LMS attempts h
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 
@@ -103,6 +104,13 @@ class Regrade:
     @property
     def lowered(self) -> int:
         return len(self.changed) - self.raised
+
+
+def reviewed_keys(bank: Bank, question_id: str | None = None) -> str:
+    """16 hex digits naming the keys a regrade applies (every question's key_version, or one question's): the
+    regrade page sends it with its form, so a key edited after the review is not applied unseen."""
+    questions = [q for q in bank.questions if question_id is None or q.id == question_id]
+    return hashlib.sha256(" ".join(key_version(bank, q) for q in questions).encode()).hexdigest()[:16]
 
 
 def _student(row) -> str:

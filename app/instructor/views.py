@@ -131,7 +131,8 @@ def regrade_page(bank_id: str):
     question_id = _regraded_question(bank_, request.args)
     pending = regrade.regrade(bank_, question_id, dry_run=True, allow_lower=True, stale_only=True)
     return render_template("instructor/regrade.html", bank=bank_, question_id=question_id, pending=pending,
-                           rows=REGRADE_ROWS, format_score=regrade.format_score)
+                           rows=REGRADE_ROWS, format_score=regrade.format_score,
+                           keys=regrade.reviewed_keys(bank_, question_id))
 
 
 @bp.post("/banks/<bank_id>/regrade")
@@ -141,6 +142,10 @@ def regrade_apply(bank_id: str):
     question_id = _regraded_question(bank_, request.form)
     if request.form.get("lower", "keep") not in ("keep", "lower"):
         raise BadInput("Choose whether scores the current key marks lower are kept or lowered.")
+    if request.form.get("keys") != regrade.reviewed_keys(bank_, question_id):  # edited (or reloaded) since the review
+        flash("The bank's key changed after you reviewed the changes, so nothing was applied. These are the changes "
+              "the key as it is now would make: review them and apply again.")
+        return redirect(url_for(".regrade_page", bank_id=bank_.id, question=question_id), 303)
     done = regrade.regrade(bank_, question_id, allow_lower=request.form.get("lower") == "lower", stale_only=True)
     flash(regrade.summary(done))
     return redirect(url_for(".bank", bank_id=bank_.id), 303)
