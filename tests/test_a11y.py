@@ -35,11 +35,20 @@ def _key_values(key) -> list[str]:
     return ["true" if key else "false"] if isinstance(key, bool) else (key if isinstance(key, list) else [key])
 
 
+LONG_NAME = "maria.gonzalez-fernandez@student.example.edu"  # a student who types an e-mail address as a name
+
+
 def _seed_answers(app) -> None:
-    """Six students answer the seed quiz, some wrongly, so the instructor pages have every table and chart."""
+    """Six students answer the seed quiz, some wrongly, so the instructor pages have every table and chart; the
+    first gives a long name with no space in it."""
     bank = app.extensions["banks"].get(SEED_BANK)
     for student in range(6):
         client = app.test_client()
+        if student == 0:
+            start = client.get(f"/quiz/{SEED_BANK}/").get_data(as_text=True)
+            named = client.post(f"/quiz/{SEED_BANK}/name", data={"csrf_token": csrf_token(start),
+                                                                  "display_name": LONG_NAME})
+            assert named.status_code in (302, 303)
         for number, question in enumerate(bank.questions):
             key = _key_values(EXPECTED[question.id][0])
             # A wrong option, or only part of the key when every option is right.
@@ -234,6 +243,56 @@ def test_an_instructor_table_that_scrolls_on_a_phone_keeps_its_caption_in_view(a
         for b in boxes:
             left, right = b["box"]
             assert all(left - 1 <= x <= right + 1 for x in b["caption"]), (path, b)
+    context.close()
+
+
+def _edge_shade(page, wrap) -> tuple[float, float]:
+    """How much darker than the box's middle its leftmost and rightmost pixel columns are (0: not at all)."""
+    import io
+
+    from PIL import Image
+
+    image = Image.open(io.BytesIO(wrap.screenshot())).convert("L")
+    width, height = image.size
+    rows = range(height // 3, 2 * height // 3)  # the table's rows, under the caption
+
+    def column(x: int) -> float:
+        return sum(image.getpixel((x, y)) for y in rows) / len(rows)
+
+    middle = max(column(x) for x in range(width // 2 - 20, width // 2 + 20))  # a gap between the cells' text
+    return middle - column(1), middle - column(width - 2)
+
+
+def test_a_table_that_scrolls_on_a_phone_shows_a_shadow_where_more_of_it_is_hidden(a11y_server, browser):
+    """With no scroll bar on a phone, the item analysis table's hidden columns (r, D, the review flags) need a cue:
+    a shadow on the right edge while more lies to the right, on the left once scrolled to the end, none on a table
+    that fits."""
+    context = browser.new_context(viewport={"width": 375, "height": 800})
+    page = context.new_page()
+    _sign_in(page, a11y_server.url)
+    page.goto(f"{a11y_server.url}/instructor/banks/{SEED_BANK}")
+    wrap = page.locator(".table-wrap:has(caption#items-caption)")
+    assert wrap.evaluate("w => w.scrollWidth > w.clientWidth")
+    left, right = _edge_shade(page, wrap)
+    assert right > 8 and left < 3, (left, right)
+    wrap.evaluate("w => { w.scrollLeft = w.scrollWidth; }")
+    left, right = _edge_shade(page, wrap)
+    assert left > 8 and right < 3, (left, right)
+    page.set_viewport_size({"width": 1280, "height": 800})
+    assert not wrap.evaluate("w => w.scrollWidth > w.clientWidth")
+    assert max(_edge_shade(page, wrap)) < 3
+    context.close()
+
+
+def test_a_long_name_wraps_on_a_phone_instead_of_widening_the_page(a11y_server, browser):
+    context = browser.new_context(viewport={"width": 375, "height": 800})
+    page = context.new_page()
+    _sign_in(page, a11y_server.url)
+    page.goto(f"{a11y_server.url}/instructor/banks/{SEED_BANK}/attempts")
+    page.locator("#attempts tbody tr", has_text=LONG_NAME).locator("a").first.click()
+    page.wait_for_url("**/attempts/*")
+    assert LONG_NAME in page.locator("h1").inner_text()
+    assert page.evaluate("document.scrollingElement.scrollWidth") <= 375
     context.close()
 
 
