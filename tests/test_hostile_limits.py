@@ -116,15 +116,31 @@ def _held_slots(gate, clients):
 
 
 def test_render_gate_bounds_all_clients_and_each_client():
-    from app.visuals.service import RenderGate, RenderGateFull
+    from app.visuals.service import RenderClient, RenderGate, RenderGateFull
 
-    gate = RenderGate(slots=3, per_client=2)
-    with _held_slots(gate, ["addr:a", "addr:a"]):
+    a, b, c = (RenderClient(f"addr:{n}", f"addr:{n}") for n in "abc")
+    gate = RenderGate(slots=3, per_client=2, per_address=3)
+    with _held_slots(gate, [a, a]):
         with pytest.raises(RenderGateFull):
-            gate.run("addr:a", lambda: "a third for one client")
-        with _held_slots(gate, ["addr:b"]), pytest.raises(RenderGateFull):  # another client got the last slot
-                gate.run("addr:c", lambda: "a fourth in all")
-    assert gate.run("addr:a", lambda: "free again") == "free again"
+            gate.run(a, lambda: "a third for one client")
+        with _held_slots(gate, [b]), pytest.raises(RenderGateFull):  # another client got the last slot
+            gate.run(c, lambda: "a fourth in all")
+    assert gate.run(a, lambda: "free again") == "free again"
+
+
+def test_one_address_leaves_a_slot_for_every_other_address_however_many_sessions_it_makes_up():
+    """Each attempt is a client of its own (a classroom behind one NAT address is not one client), so an address
+    that starts attempts in several sessions once held every slot: other addresses got 503 on all their plots."""
+    from app.visuals.service import RenderClient, RenderGate, RenderGateFull
+
+    gate = RenderGate()  # the server's: 6 slots, 4 per client, 5 per address
+    flood = [RenderClient(f"attempt:{n}", "addr:203.0.113.9") for n in range(3)]
+    with _held_slots(gate, [flood[0]] * 2 + [flood[1]] * 2 + [flood[2]]):  # five slots, from three sessions
+        with pytest.raises(RenderGateFull):
+            gate.run(flood[2], lambda: "a sixth for the flooding address")
+        with pytest.raises(RenderGateFull):
+            gate.run(RenderClient("attempt:new", "addr:203.0.113.9"), lambda: "nor from a fresh session")
+        assert gate.run(RenderClient("attempt:x", "addr:198.51.100.7"), lambda: "drawn") == "drawn"
 
 
 def test_a_full_gate_refuses_new_plots_at_once_and_pages_keep_working(tmp_path):
@@ -134,7 +150,9 @@ def test_a_full_gate_refuses_new_plots_at_once_and_pages_keep_working(tmp_path):
     assert answer_via_form(student, SEED_BANK, LOOKUP_QUESTION, "true").status_code == 303
     answer_page = f"/quiz/{SEED_BANK}/{LOOKUP_QUESTION}/answer"
     assert student.get(answer_page).status_code == 200  # the question's own figure, now cached
-    others = [f"addr:198.51.100.{n}" for n in range(cache.gate.slots)]
+    from app.visuals.service import RenderClient
+
+    others = [RenderClient(f"addr:198.51.100.{n}", f"addr:198.51.100.{n}") for n in range(cache.gate.slots)]
     with _held_slots(cache.gate, others):
         started = time.perf_counter()
         image = student.get("/plots/soft-lookup.png?temperature=3.5")

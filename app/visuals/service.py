@@ -14,7 +14,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from pydantic import ValidationError
 
@@ -43,36 +43,54 @@ class VisualInputError(ValueError):
 
 
 class RenderGateFull(RuntimeError):
-    """Every render slot of this process, or every slot one client may hold, is taken."""
+    """Every render slot of this process, or every slot one client or one address may hold, is taken."""
+
+
+class RenderClient(NamedTuple):
+    """Whom the render gate counts a request for: `own`, a student's attempt (or else the address), and the
+    `address` it came from, which all of that address's sessions share."""
+
+    own: str
+    address: str
 
 
 class RenderGate:
     """At most `slots` visuals computed or drawn at once in a process, at most `per_client` of them for one
-    client; past that, RenderGateFull at once. A queue without a bound would hold every server thread, and
-    pages that need no drawing would wait behind it; this leaves threads free for them (docs/deploy.md).
-    Drawing itself is one at a time per process (RENDER_LOCK), so the slots are one drawing and a queue.
+    client and `per_address` for one address, whatever sessions it makes up; past that, RenderGateFull at once.
+    A queue without a bound would hold every server thread, and pages that need no drawing would wait behind it;
+    this leaves threads free for them (docs/deploy.md). Drawing itself is one at a time per process
+    (RENDER_LOCK), so the slots are one drawing and a queue.
     """
 
     # Six of gunicorn's 8 threads per worker (docker/gunicorn.conf.py), leaving two for pages. Four for one
     # client: a browser opening a page of several new figures (a /learn page on a cold server) asks for them
-    # over up to 6 connections, shared by the workers; one who floods still leaves two for everyone else.
-    def __init__(self, slots: int = 6, per_client: int = 4):
-        self.slots, self.per_client = slots, per_client
+    # over up to 6 connections, shared by the workers. Five for one address: a classroom behind one NAT address
+    # shares them, and one address that floods from many sessions still leaves a slot for every other address.
+    def __init__(self, slots: int = 6, per_client: int = 4, per_address: int = 5):
+        self.slots, self.per_client, self.per_address = slots, per_client, per_address
         self._held: dict[str, int] = {}  # slots held, by client
+        self._by_address: dict[str, int] = {}  # slots held, by address
         self._lock = threading.Lock()
 
-    def run(self, client: str, work: Callable[[], T]) -> T:
+    def run(self, client: RenderClient, work: Callable[[], T]) -> T:
         with self._lock:
-            if sum(self._held.values()) >= self.slots or self._held.get(client, 0) >= self.per_client:
-                raise RenderGateFull(client)
-            self._held[client] = self._held.get(client, 0) + 1
+            if (sum(self._held.values()) >= self.slots or self._held.get(client.own, 0) >= self.per_client
+                    or self._by_address.get(client.address, 0) >= self.per_address):
+                raise RenderGateFull(client.own)
+            _count(self._held, client.own, 1)
+            _count(self._by_address, client.address, 1)
         try:
             return work()
         finally:
             with self._lock:
-                self._held[client] -= 1
-                if not self._held[client]:
-                    del self._held[client]
+                _count(self._held, client.own, -1)
+                _count(self._by_address, client.address, -1)
+
+
+def _count(held: dict[str, int], key: str, change: int) -> None:
+    held[key] = held.get(key, 0) + change
+    if not held[key]:
+        del held[key]
 
 
 @dataclass(frozen=True)
@@ -95,7 +113,7 @@ class VisualCache:
     the others wait for its result. `before_compute` runs only when a visual is about to be computed
     (a rate limit); if it raises, nothing is computed. Drawing a computed visual's image is not
     charged again: each visual has at most len(SCALES) · len(LAYOUTS) images. Work asked for by a
-    `client` (an address) passes the render gate first, which may refuse it (RenderGateFull).
+    `client` passes the render gate first, which may refuse it (RenderGateFull).
 
     Two bounds, whichever comes first: `max_entries` visuals, and `max_image_bytes` of images in all
     (a visual's four images are about 0.4 MB, so the entry count alone would not bound the memory).
@@ -113,12 +131,12 @@ class VisualCache:
         self.drawn = 0  # how many images it drew
 
     def visual(self, kind: VisualKind, params: VisualParams,
-               before_compute: Callable[[], None] | None = None, client: str | None = None) -> Computed:
+               before_compute: Callable[[], None] | None = None, client: RenderClient | None = None) -> Computed:
         """The computed visual, from the cache or computed now."""
         return self._entry(kind, params, before_compute, client).computed
 
     def image(self, kind: VisualKind, params: VisualParams, scale: int = 1, layout: str = "wide",
-              before_compute: Callable[[], None] | None = None, client: str | None = None) -> Image:
+              before_compute: Callable[[], None] | None = None, client: RenderClient | None = None) -> Image:
         """The image at `scale` in `layout`, from the cache or drawn now (computing the visual first if needed)."""
         key = (kind.name, canonical(params))
         entry = self._entry(kind, params, before_compute, client)
@@ -139,10 +157,11 @@ class VisualCache:
 
         return self._once((key, variant), lambda: entry.images.get(variant), self._gated(client, draw), keep)
 
-    def _gated(self, client: str | None, work: Callable[[], T]) -> Callable[[], T]:
+    def _gated(self, client: RenderClient | None, work: Callable[[], T]) -> Callable[[], T]:
         return work if client is None else lambda: self.gate.run(client, work)
 
-    def _entry(self, kind: VisualKind, params: VisualParams, before_compute, client: str | None = None) -> Entry:
+    def _entry(self, kind: VisualKind, params: VisualParams, before_compute,
+               client: RenderClient | None = None) -> Entry:
         key = (kind.name, canonical(params))
 
         def compute() -> Entry:

@@ -23,6 +23,7 @@ from flask_limiter.util import get_remote_address
 from limits import parse_many
 
 from ..errors import AppError
+from ..visuals.service import RenderClient
 from . import limit_store  # noqa: F401 (registers the database:// storage scheme)
 
 log = logging.getLogger(__name__)
@@ -95,14 +96,14 @@ def client_key() -> str:
     return "client:" + client
 
 
-def render_client() -> str:
+def render_client() -> RenderClient:
     """Whom the render gate counts a new plot for: a student with an attempt (which the server issued, in the
     signed session) on their own, so a classroom behind one NAT address is not one client; anyone else by
-    address, so no cookie, junk or fresh, earns another share of the server's drawing."""
+    address, so no cookie, junk or fresh, earns another share of the server's drawing. Either way the address
+    too, which caps all of its sessions together."""
     attempts = session_map("attempts", str)
-    if attempts:
-        return "attempt:" + min(attempts.values())
-    return address_key()
+    address = address_key()
+    return RenderClient("attempt:" + min(attempts.values()) if attempts else address, address)
 
 
 # Every form and API post of one address, whatever its cookies say (the decorated limits are per session).
