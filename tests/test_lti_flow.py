@@ -351,6 +351,47 @@ def test_the_instructor_sees_this_course_only_and_who_has_not_started(tool, lms)
     assert "Jon Not-Started" in page.text and "<li>Ivy</li>" not in page.text
 
 
+@pytest.mark.parametrize("odd", [
+    {"user_id": "zed", "roles": [5]},  # a role that is no string
+    {"user_id": ["zed"], "roles": [LEARNER]},  # an id that is no string
+    {"user_id": "zed", "roles": None},
+])
+def test_a_roster_member_of_another_shape_is_left_out_and_the_course_page_still_shows(tool, lms, odd):
+    """The roster comes from the platform after the launch: a member of another shape was a 500 on the course page."""
+    context = f"course-odd-{abs(hash(str(odd)))}"
+    lms.members[context] = [odd, {"user_id": "uma", "name": "Uma Waiting", "roles": [LEARNER], "status": "Active"},
+                            {"user_id": "val", "name": "Val One-Role", "roles": "Learner", "status": "Active"}]
+    page = launch(requests.Session(), lms, instructor(f"teach-{context}", context=context))
+    assert page.status_code == 200, page.text[-800:]
+    assert "<li>Uma Waiting</li>" in page.text  # the well-formed learners are listed
+    assert "<li>Val One-Role</li>" in page.text  # roles as one string, not read letter by letter
+    assert "<li>zed</li>" not in page.text
+
+
+def test_only_a_learner_with_a_user_id_counts_as_not_started():
+    from app.lti.views import _learner
+
+    assert _learner({"user_id": "a", "roles": [LEARNER]}) and _learner({"user_id": "a", "roles": "Learner"})
+    for member in ("just-a-string", None, {"user_id": "a", "roles": [INSTRUCTOR]}, {"user_id": 5, "roles": [LEARNER]},
+                   {"user_id": "a", "roles": {"r": LEARNER}}, {"user_id": "a"}):
+        assert not _learner(member), member
+
+
+def test_course_pages_are_never_cached_and_the_key_set_may_be(tool, lms):
+    """They show learners' names, scores and answer keys, as the instructor area does (no-store)."""
+    student = requests.Session()
+    launch(student, lms, learner("cache-ann", context="course-cache"))
+    answer_all(student, tool, RIGHT)
+    teacher = requests.Session()
+    page = launch(teacher, lms, instructor("cache-teacher", context="course-cache"))
+    assert page.status_code == 200 and page.headers["Cache-Control"] == "no-store"
+    attempt = re.search(r'href="(/lti/course/attempts/[^"]+)"', page.text).group(1)
+    review = teacher.get(tool.url + attempt)
+    assert review.status_code == 200 and review.headers["Cache-Control"] == "no-store"
+    assert teacher.get(tool.url + "/lti/course").headers["Cache-Control"] == "no-store"
+    assert "no-store" not in requests.get(tool.url + "/lti/jwks").headers.get("Cache-Control", "")
+
+
 def test_the_course_page_opens_each_of_its_attempts_and_no_other_courses(tool, lms):
     nia = requests.Session()
     launch(nia, lms, learner("nia", context="course-r"))
@@ -491,6 +532,20 @@ CLAIM = "https://purl.imsglobal.org/spec/lti/claim/"
           "deep_link_return_url": 5, "accept_types": ["ltiResourceLink"],
           "accept_presentation_document_targets": ["iframe"]}},
      "its deep_link_return_url must be a URL (a string)"),
+    ({CLAIM + "message_type": "LtiDeepLinkingRequest",  # pylti1p3 checks only that the settings are not empty
+      "https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings": {
+          "accept_types": ["ltiResourceLink"], "accept_presentation_document_targets": ["iframe"]}},
+     "its deep_link_return_url must be the http(s) URL the chosen quiz is sent back to"),
+    ({CLAIM + "message_type": "LtiDeepLinkingRequest",
+      "https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings": {
+          "deep_link_return_url": "javascript:alert(1)//", "accept_types": ["ltiResourceLink"],
+          "accept_presentation_document_targets": ["iframe"]}},
+     "its deep_link_return_url must be the http(s) URL the chosen quiz is sent back to"),
+    ({CLAIM + "message_type": "LtiDeepLinkingRequest",  # its origin goes into the return page's CSP
+      "https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings": {
+          "deep_link_return_url": "https://lms.example; script-src *", "accept_types": ["ltiResourceLink"],
+          "accept_presentation_document_targets": ["iframe"]}},
+     "its deep_link_return_url must be the http(s) URL the chosen quiz is sent back to"),
 ], ids=lambda value: None if isinstance(value, dict) else value.split(" must")[0].removeprefix("its "))
 @pytest.mark.parametrize("person", [learner, instructor])
 def test_a_signed_launch_with_claims_of_another_shape_is_refused_naming_the_claim(tool, lms, claims, words, person):

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from functools import cached_property
 
-from flask import Blueprint, Flask, after_this_request, copy_current_request_context, g, has_request_context
+from flask import (Blueprint, Flask, after_this_request, copy_current_request_context, g, has_request_context,
+                   request)
 from werkzeug.utils import import_string
 
 from . import store  # noqa: F401  (defines the lti_* tables on app.db.metadata before migrate runs)
@@ -89,6 +90,15 @@ def init_app(app: Flask) -> None:
     bp = Blueprint("lti", __name__, url_prefix="/lti")
     for rule, name, methods in ROUTES:
         bp.add_url_rule(rule, name, LazyView(f"{__name__}.views.{name}"), methods=methods)
+
+    @bp.after_request
+    def no_store(response):
+        """The course pages, deep linking and launches show learners' names, scores and keys: like the instructor
+        area's, no browser or shared cache keeps them. The public key set (jwks) may be cached."""
+        if request.endpoint != "lti.jwks":
+            response.headers["Cache-Control"] = "no-store"
+        return response
+
     app.register_blueprint(bp)
     # The platform's page posts these cross-site (OIDC form_post): no page of ours issued a CSRF token for them.
     # Their forgery protection is the launch itself: a platform-signed id_token, a single-use nonce, and the

@@ -5,7 +5,9 @@ nonces in the database (every worker sees them), and the checks pylti1p3 leaves 
 from __future__ import annotations
 
 import logging
+import re
 from functools import lru_cache
+from urllib.parse import urlsplit
 
 import requests
 from cryptography.hazmat.primitives import serialization
@@ -244,6 +246,9 @@ def _check_claims(body: dict) -> None:
                         ("roster service context_memberships_url", nrps.get("context_memberships_url")),
                         ("deep_link_return_url", deep_linking.get("deep_link_return_url"))):
         require(value is None or isinstance(value, str), name, "a URL (a string)")
+    if body.get(CLAIM + "message_type") == "LtiDeepLinkingRequest":  # the chosen quiz goes back to this URL
+        require(web_url(deep_linking.get("deep_link_return_url")), "deep_link_return_url",
+                "the http(s) URL the chosen quiz is sent back to")
     for name, value in (("user id (sub)", body.get("sub")), ("deployment id", body.get(CLAIM + "deployment_id")),
                         ("context id", body.get(CLAIM + "context", {}).get("id")),
                         ("resource link id", body.get(CLAIM + "resource_link", {}).get("id"))):
@@ -251,6 +256,16 @@ def _check_claims(body: dict) -> None:
         require(value is None or len(value) <= MAX_ID_LENGTH, name, f"at most {MAX_ID_LENGTH} characters long")
         require(value is None or all(map(storable, value)), name,
                 "text, without control characters or lone surrogates")
+
+
+def web_url(value) -> bool:
+    """An http(s) URL with a host and nothing a Content-Security-Policy source could not hold (the deep linking
+    return page allows its origin as a form-action)."""
+    if not isinstance(value, str):
+        return False
+    parts = urlsplit(value)
+    return parts.scheme in ("http", "https") and re.fullmatch(r"[A-Za-z0-9.\-]+(:\d{1,5})?|\[[0-9A-Fa-f:.]+\](:\d{1,5})?",
+                                                               parts.netloc) is not None
 
 
 _STATE_MESSAGES = {  # these say what to do themselves

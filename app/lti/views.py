@@ -203,12 +203,21 @@ def course():
     not_started = None
     if members is not None:
         started = {a.user_sub for a in attempts}
-        not_started = [m for m in members if m.get("status", "Active") == "Active"
-                       and any(r.endswith("#Learner") or r == "Learner" for r in m.get("roles", []))
-                       and m.get("user_id") not in started]
+        not_started = [m for m in members if _learner(m) and m.get("status", "Active") == "Active"
+                       and m["user_id"] not in started]
     return render_template("lti/course.html", course=scope, attempts=attempts, sync=sync,
                            not_started=not_started, roster_error=roster_error,
                            placements=[_placement(link) for link in store.course_links(*where)])
+
+
+def _learner(member) -> bool:
+    """A roster member (NRPS) who is a learner, with a user id: one of another shape, from a platform's mistake,
+    is left out rather than failing the course page. A role may come as one string instead of a list."""
+    if not isinstance(member, dict) or not isinstance(member.get("user_id"), str):
+        return False
+    roles = member.get("roles", [])
+    roles = [roles] if isinstance(roles, str) else roles if isinstance(roles, list) else []
+    return any(isinstance(r, str) and (r.endswith("#Learner") or r == "Learner") for r in roles)
 
 
 def course_attempt(attempt_id: str):
