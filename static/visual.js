@@ -29,13 +29,15 @@
     }
 
     // The visible controls are plot parameters, and so are the student's prediction and choice (hidden,
-    // data-plot-param); the other hidden inputs (v, seed...) belong to the page.
+    // data-plot-param); the other hidden inputs (v, seed...) belong to the page. A prediction (data-prediction)
+    // is about the question's grid, so it is left out on other words; a choice holds on any (as without JS).
     function params() {
       var data = new URLSearchParams();
       var kept = sameGrid();
       Array.prototype.forEach.call(form.elements, function (element) {
         if (!element.name || element.type === "submit") return;
-        var plotted = element.type !== "hidden" || (element.hasAttribute("data-plot-param") && kept);
+        var plotted = element.type !== "hidden" ||
+          (element.hasAttribute("data-plot-param") && (kept || !element.hasAttribute("data-prediction")));
         if (plotted) data.append(element.name, element.value);
       });
       return data;

@@ -311,3 +311,27 @@ def test_reset_after_a_refused_first_change_puts_the_questions_values_back(brows
     assert control.input_value() == served and control.get_attribute("aria-invalid") is None
     assert page.locator(".visual-error").inner_text().strip() == ""
     page.close()
+
+
+def test_a_choice_stays_marked_live_when_the_controls_of_a_prediction_grid_change(browser, live_server):
+    """complexity's N, M, d and l fix what a numeric prediction is about, not the option the student chose: a
+    live change dropped the choice too, so the caption lost "Your answer ... is wrong" (the page without
+    JavaScript, and a reload, kept it)."""
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    page.goto(f"{live_server.url}/quiz/{SEED_BANK}/attention-complexity")
+    key = EXPECTED["attention-complexity"][0]
+    wrong = next(value for value in page.locator('input[name="answer"]').evaluate_all("els => els.map(e => e.value)")
+                 if value != key)
+    _choose(page, "attention-complexity", wrong)
+    page.click("button:has-text('Submit answer')")
+    page.wait_for_url("**/attention-complexity/answer")
+    caption = page.locator(".visual-caption")
+    assert "is wrong" in caption.inner_text()
+    page.locator("#visual-n").fill("64")
+    _wait_until(page, "() => document.querySelector('.visual-updated').textContent === 'Plot updated.'")
+    live = caption.inner_text()
+    assert "Your answer" in live and "is wrong" in live
+    assert "choice=" in page.locator(".visual-image").get_attribute("src")
+    page.reload()  # the address the script wrote: the page without it says the same
+    assert caption.inner_text() == live
+    page.close()
