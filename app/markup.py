@@ -80,7 +80,19 @@ def build_markdown(math_renderer) -> MarkdownIt:
 
 @functools.cache
 def _markdown() -> MarkdownIt:
-    return build_markdown(_render_math)
+    """The pages' dialect: a displayed formula's box, which scrolls sideways when the formula is wider than the
+    column (MathML does not wrap), is a tab stop, so the keyboard can scroll it too (WCAG 2.1.1)."""
+    md = build_markdown(_render_math)
+
+    def displayed(classes: str, around: str):
+        def render(_renderer, tokens, idx, _options, _env) -> str:
+            formula = _render_math(tokens[idx].content.strip(), {"display_mode": True})
+            return f'<div class="{classes}" tabindex="0">{around}{formula}{around}</div>{around}'
+        return render
+
+    md.add_render_rule("math_block", displayed("math block", "\n"))  # as mdit-py-plugins writes them, plus tabindex
+    md.add_render_rule("math_inline_double", displayed("math inline", ""))
+    return md
 
 
 @functools.lru_cache(maxsize=4096)

@@ -263,6 +263,30 @@ def _edge_shade(page, wrap) -> tuple[float, float]:
     return middle - column(1), middle - column(width - 2)
 
 
+def _cue(box) -> tuple[float, float]:
+    """How much darker the box's leftmost and rightmost 3 pixel columns are with its background (the scroll cue)
+    than without it: the content under them is the same in both pictures."""
+    import io
+
+    from PIL import Image, ImageChops
+
+    def shot():
+        return Image.open(io.BytesIO(box.screenshot())).convert("L")
+
+    cued = shot()
+    box.evaluate("box => { box.dataset.background = box.style.background; box.style.background = 'none'; }")
+    bare = shot()
+    box.evaluate("box => { box.style.background = box.dataset.background; }")
+    darker = ImageChops.subtract(bare, cued)  # bare - cued, clipped at 0: the shadow's darkening
+    width, height = darker.size
+
+    def column(x: int) -> float:
+        return sum(darker.getpixel((x, y)) for y in range(height)) / height
+
+    # The most darkened column near each edge (the box's last pixel may be a fraction, left out of the picture).
+    return max(map(column, range(0, 8))), max(map(column, range(width - 8, width)))
+
+
 def test_a_table_that_scrolls_on_a_phone_shows_a_shadow_where_more_of_it_is_hidden(a11y_server, browser):
     """With no scroll bar on a phone, the item analysis table's hidden columns (r, D, the review flags) need a cue:
     a shadow on the right edge while more lies to the right, on the left once scrolled to the end, none on a table
@@ -452,4 +476,32 @@ def test_a_whole_quiz_with_the_keyboard_alone(a11y_server, browser, artifacts):
     _tab_to(page, _is_link("All quizzes"), "All quizzes", limit=1)
     _tab_to(page, lambda a: a["text"] == "Retake the quiz", "retake again", limit=1, key="Shift+Tab")
     page.screenshot(path=str(artifacts / "summary-keyboard.png"), full_page=True)
+    context.close()
+
+
+def test_on_a_phone_the_results_pages_wide_formulas_scroll_in_boxes_the_keyboard_reaches(a11y_server, browser,
+                                                                                         axe_results):
+    """At 375 px, Q1's softmax formula in the results page's explanation is wider than its box (a box in a box):
+    the box scrolls, shows a shadow where the formula goes on, and is a tab stop (axe's scrollable-region-focusable
+    was serious here), and the page itself does not scroll sideways."""
+    context = browser.new_context(viewport={"width": 375, "height": 800})
+    page = context.new_page()
+    base = a11y_server.url
+    for question_id, (key, _) in EXPECTED.items():
+        page.goto(f"{base}/quiz/{SEED_BANK}/{question_id}")
+        _choose_and_submit(page, _key_values(key))
+        page.wait_for_url(f"**/{question_id}/answer")
+    page.goto(f"{base}/quiz/{SEED_BANK}/summary")
+    check_page(page, "summary at 375 px", axe_results)
+    assert page.evaluate("document.scrollingElement.scrollWidth") <= 375
+    displayed = page.locator(".math:has(math[display=block])")
+    assert displayed.count() and all(tabindex == "0" for tabindex in displayed.evaluate_all(
+        "boxes => boxes.map(box => box.getAttribute('tabindex'))"))
+    wide = displayed.filter(has=page.locator("math[alttext*='softmax']")).first
+    assert wide.evaluate("box => box.scrollWidth > box.clientWidth")
+    left, right = _cue(wide)
+    assert right > 20 and left < 1, (left, right)
+    wide.focus()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function("box => box.scrollLeft > 0", arg=wide.element_handle())
     context.close()
