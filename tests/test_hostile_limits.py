@@ -169,9 +169,23 @@ def test_a_full_gate_refuses_new_plots_at_once_and_pages_keep_working(tmp_path):
     text = page.get_data(as_text=True)
     assert "drawing as many new plots as it can" in text and "question&#39;s own values" in text
     assert "temperature=1.0" in text and "temperature=3.5" not in text  # the question's own figure
+    assert re.search(r'name="temperature"[^>]*value="3.5"', text)  # what the student typed stays, to send again
     assert cached.status_code == 200
     # With the slots free again the student's own values are drawn.
     assert student.get("/plots/soft-lookup.png?temperature=3.5").status_code == 200
+
+
+def test_past_the_plot_limit_the_controls_keep_what_the_student_typed(tmp_path):
+    """Without JavaScript the controls are a form: a 429 showed the page's own values in them, so the sentence and
+    the number of heads the student typed were lost (a 400 kept them)."""
+    app = _app(tmp_path, RATE_LIMIT_PLOTS="1 per minute")
+    student = app.test_client()
+    assert student.get("/learn/attention?v=attention-playground&sentence=one+two&num_heads=2").status_code == 200
+    page = student.get("/learn/attention?v=attention-playground&sentence=a+dog+sat+near+the+red+car&num_heads=4")
+    assert page.status_code == 429
+    text = page.get_data(as_text=True)
+    assert re.search(r'name="sentence"[^>]*value="a dog sat near the red car"', text), text
+    assert re.search(r'name="num_heads"[^>]*value="4"', text)
 
 
 # -- the database store -----------------------------------------------------------------------------------

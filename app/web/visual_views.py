@@ -62,7 +62,7 @@ class VisualView:
     learn: str
     status: int = 200  # 400: the student's values could not be used; 429: too many plots; 503: too busy drawing
     retry_after: int | None = None  # with 429 and 503: the seconds after which asking again may work
-    typed: Mapping[str, str] = field(default_factory=dict)  # with 400: what the student typed, by control
+    typed: Mapping[str, str] = field(default_factory=dict)  # with 400, 429, 503: what the student typed, by control
     invalid: Mapping[str, str] = field(default_factory=dict)  # with 400: what to fix, by control
     across: frozenset[str] = frozenset()  # with 400: controls a rule across fields is about (its sentence: error)
     note: str | None = None  # why the student's prediction is not drawn on their own values
@@ -145,6 +145,12 @@ def with_answer(kind: VisualKind, params: VisualParams, question_type: str, answ
         return params
 
 
+def typed_values(kind: VisualKind, args: Mapping[str, list[str]]) -> dict[str, str]:
+    """What the student typed in the controls, for the page to show in them when the figure shows other values."""
+    controls = {control.name for control in kind.controls}
+    return {name: values[0] for name, values in args.items() if name in controls and len(values) == 1}
+
+
 def dropped_note(kind: VisualKind, question_type: str | None) -> str:
     """Why the student's prediction is not drawn once the controls of its grid (its words, its head) change."""
     names = [control.label.split(" (")[0].lower() for control in kind.controls if control.name in kind.prediction_grid]
@@ -188,7 +194,7 @@ def visual_view(kind_name: str, base: Mapping | None, args: Mapping[str, list[st
                 note = dropped_note(kind, question_type)
         except VisualInputError as problem:
             controls = {control.name for control in kind.controls}
-            typed = {name: values[0] for name, values in args.items() if name in controls and len(values) == 1}
+            typed = typed_values(kind, args)
             invalid = {name: message for name, message in problem.fields.items() if name in controls}
             across = frozenset(name for name in problem.across if name in controls and name not in invalid)
             # A sentence about one control is shown beside it (and names the control's field): only the others
@@ -209,6 +215,7 @@ def visual_view(kind_name: str, base: Mapping | None, args: Mapping[str, list[st
         except (TooManyRenders, RenderGateFull) as problem:
             refusal = problem if isinstance(problem, TooManyRenders) else RendersBusy()
             params, status, retry_after = base_params, refusal.status, refusal.retry_after
+            typed = typed_values(kind, args)  # kept in their fields, to send again in a moment
             error = f"{refusal.message} The plot shows {own} instead."
     if computed is None:
         computed = cache.visual(kind, params)  # the page's own figure: the same for everyone
