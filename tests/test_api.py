@@ -77,6 +77,32 @@ def test_non_json_body_is_415_and_broken_json_is_400(client):
     assert "not valid JSON" in broken.get_json()["error"]["message"]
 
 
+@pytest.mark.parametrize("headers, content_type", [
+    ({}, "text/plain"),  # what a cross-site form, or fetch in no-cors mode with a text body, sends
+    ({}, "application/x-www-form-urlencoded"),
+    ({"Sec-Fetch-Site": "cross-site"}, None),  # a modern browser on another site's page, with no body at all
+    ({"Sec-Fetch-Site": "same-site"}, "application/json"),
+])
+def test_another_sites_page_cannot_start_attempts_in_its_visitors_browsers(client, headers, content_type):
+    """The API takes no CSRF token; an empty body of any content type once started an attempt (201), which any
+    web page could make its visitors' browsers do, spending their school's address budget."""
+    url = f"/api/banks/{SEED_BANK}/attempts"
+    refused = client.post(url, headers=headers, **({"content_type": content_type} if content_type else {}))
+    assert refused.status_code in (403, 415), refused.status_code
+    assert refused.get_json()["error"]["message"]
+    answer = client.post(GRADE.format(bank=SEED_BANK, question="head-dimension"), json={"answer": "32"},
+                         headers=headers)
+    assert answer.status_code == (403 if headers else 200)
+
+
+@pytest.mark.parametrize("headers", [{}, {"Sec-Fetch-Site": "same-origin"}, {"Sec-Fetch-Site": "none"}])
+def test_scripts_and_this_sites_pages_still_start_attempts(client, headers):
+    url = f"/api/banks/{SEED_BANK}/attempts"
+    assert client.post(url, headers=headers).status_code == 201  # no body, no content type
+    assert client.post(url, json={}, headers=headers).status_code == 201
+    assert client.post(url, data=b"", content_type="application/json", headers=headers).status_code == 201
+
+
 def test_oversized_body_is_refused_with_json(client):
     url = GRADE.format(bank=SEED_BANK, question="head-dimension")
     response = client.post(url, data=json.dumps({"answer": "x" * 200_000}), content_type="application/json")

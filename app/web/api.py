@@ -21,6 +21,23 @@ from . import progress
 bp = Blueprint("api", __name__, url_prefix="/api")
 
 
+class CrossSite(AppError):
+    status = 403
+    title = "Forbidden"
+
+
+@bp.before_request
+def _refuse_other_sites() -> None:
+    """The API takes no CSRF token (scripts and apps call it, with JSON), so a write a browser sends from another
+    site's page is refused by its Fetch Metadata: a page elsewhere could otherwise make its visitors' browsers
+    start attempts here, spending their school's shared budget. Clients that are no browser send no
+    Sec-Fetch-Site. An empty body with a form's or text's content type (an old browser's cross-site form) is
+    refused by _json_body."""
+    if request.method == "POST" and request.headers.get("Sec-Fetch-Site") in ("cross-site", "same-site"):
+        raise CrossSite("The API does not take writes from another site's page. Call it from a script or an "
+                        "app, or from this site's own pages.")
+
+
 def bank_summary(bank: Bank) -> dict:
     return {"id": bank.id, "title": bank.title, "description": bank.description, "source": bank.source,
             "question_count": len(bank.questions), "mode": bank.mode}
@@ -90,6 +107,8 @@ def _json_body(fields: dict[str, bool], shape: str, *, optional: bool = False) -
     """The request's JSON object, with only `fields` (name -> required); `shape` shows it in error messages.
     `optional`: an empty body is an empty object."""
     if optional and not request.get_data(cache=True):
+        if request.content_type and not request.is_json:  # what a cross-site form or text POST sends
+            abort(415)
         return {}
     if not request.is_json:
         abort(415)
