@@ -37,7 +37,10 @@ def test_whole_quiz_with_full_marks_then_retake(client):
     assert "(100%)" in summary
     retake = client.post(f"/quiz/{SEED_BANK}/retake", data={"csrf_token": csrf_token(summary)})
     assert retake.status_code == 303
-    assert client.get(f"/quiz/{SEED_BANK}/summary").get_data(as_text=True).count("not answered") >= 9
+    not_begun = client.get(f"/quiz/{SEED_BANK}/summary")  # the new attempt begins at its first question
+    assert not_begun.status_code == 303 and not_begun.headers["Location"].endswith(f"/quiz/{SEED_BANK}/")
+    start = client.get(not_begun.headers["Location"]).get_data(as_text=True)
+    assert "Your new attempt at this quiz begins at its first question, so it has no results yet" in start
 
 
 def test_wrong_answer_shows_right_answer_feedback_and_explanation(client):
@@ -174,3 +177,12 @@ def test_answer_and_summary_pages_render_the_options_feedback_and_explanation_as
     assert "$" not in main
     summary = client.get(f"/quiz/{SEED_BANK}/summary").get_data(as_text=True).split("<main", 1)[1]
     assert "Your answer: <span class=\"math inline\"><math" in summary
+
+
+def test_the_results_page_of_a_quiz_never_started_here_claims_no_score(client):
+    """A fresh browser once read "You scored 0 out of 9 (0%)" with a retake button for a quiz it never began."""
+    response = client.get(f"/quiz/{SEED_BANK}/summary")
+    assert response.status_code == 303 and response.headers["Location"].endswith(f"/quiz/{SEED_BANK}/")
+    page = client.get(response.headers["Location"]).get_data(as_text=True)
+    assert "You have not started this quiz in this browser yet, so it has no results." in page
+    assert "You scored" not in page

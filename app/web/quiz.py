@@ -185,7 +185,12 @@ def answer(bank_id: str, question_id: str):
 def summary(bank_id: str):
     bank = banks().get(bank_id)
     attempt = progress.current(bank)
-    if attempt is not None and not attempt.finished and progress.close_if_over(attempt):
+    if attempt is None:  # no attempt begun in this browser: no score to show ("0 out of 9" would be a claim)
+        flash("Your new attempt at this quiz begins at its first question, so it has no results yet; your earlier "
+              "attempts are listed here." if progress.earlier_ids(bank) else
+              "You have not started this quiz in this browser yet, so it has no results. Start it here.")
+        return redirect(url_for(".start", bank_id=bank.id), 303)
+    if not attempt.finished and progress.close_if_over(attempt):
         attempt = progress.current(bank)  # as closed now: its results may be shown
     return _review(bank, attempt, earlier=progress.earlier(bank))
 
@@ -205,21 +210,19 @@ def earlier_attempt(bank_id: str, attempt_id: str):
 
 
 def _review(bank, attempt, *, past: bool = False, earlier=()):
-    """The results page of `attempt` (None: the bank's questions, none answered yet); `past`: an earlier attempt's,
-    without the links and buttons that act on the current one."""
-    listed = attempt.questions if attempt else bank.questions
-    results = attempt.results() if attempt else {}
-    scores = attempt.scores() if attempt else {}
-    revealed = attempt is None or attempt.bank.feedback != "deferred" or attempt.finished
-    closed = attempt.closed_ids() if attempt else set()
+    """The results page of `attempt`; `past`: an earlier attempt's, without the links and buttons that act on the
+    current one."""
+    listed = attempt.questions
+    scores = attempt.scores()
+    revealed = attempt.bank.feedback != "deferred" or attempt.finished
     return render_template(
-        "quiz/summary.html", bank=bank, attempt=attempt, revealed=revealed, closed=closed, past=past,
-        questions=[attempt.variant(q) if attempt else progress.preview(q) for q in listed],
-        grades=results if revealed else {}, scores=scores if revealed else {}, total=sum(scores.values()),
+        "quiz/summary.html", bank=bank, attempt=attempt, revealed=revealed, closed=attempt.closed_ids(), past=past,
+        questions=[attempt.variant(q) for q in listed],
+        grades=attempt.results() if revealed else {}, scores=scores if revealed else {}, total=sum(scores.values()),
         max_score=len(listed), tags=progress.tag_scores(listed, scores) if revealed else [],
-        tries_used={q.id: attempt.tries_used(q) for q in listed} if attempt else {},
-        best_tries={q.id: attempt.best_try(q) for q in listed} if attempt else {},
-        missed=attempt.missed() if attempt and revealed and not past else [],
+        tries_used={q.id: attempt.tries_used(q) for q in listed},
+        best_tries={q.id: attempt.best_try(q) for q in listed},
+        missed=attempt.missed() if revealed and not past else [],
         course_attempt=None if past else progress.course_attempt(bank), earlier=earlier)
 
 
