@@ -56,9 +56,10 @@
       option.click();  // checks a radio, toggles a checkbox, and fires the events a real click fires
       option.focus();
     } else if (form && event.key === "Enter") {
-      const inOtherForm = target.closest("form") && !form.contains(target);
+      // A control outside the answer form (another form's, or the note's "Use these keys" box) is no answer.
+      const otherControl = !form.contains(target) && (target.closest("form") || target.matches("input, select"));
       // Enter right after "Skip to content" (the focus on <main>) is no answer yet.
-      if (inOtherForm || activatedByEnter(target) || target.matches("main")) return;
+      if (otherControl || activatedByEnter(target) || target.matches("main")) return;
       event.preventDefault();
       form.requestSubmit();
     } else if (event.key === "n" || event.key === "N") {

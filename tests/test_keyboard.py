@@ -171,3 +171,16 @@ def test_enter_on_the_skip_links_target_submits_nothing(page, live_server):
     page.keyboard.press("Enter")
     page.wait_for_timeout(300)
     assert page.url.endswith("/head-dimension#main") and page.locator(".form-error").count() == 0
+
+
+def test_enter_on_the_use_these_keys_box_submits_nothing(page, live_server):
+    """Enter on the note's checkbox, outside the answer form, once submitted the answer (a try, on a drill)."""
+    page.goto(f"{live_server.url}/quiz/{SEED_BANK}/head-dimension")
+    page.keyboard.press("2")  # an answer is chosen: a submit would go through
+    page.focus("#keys-on")
+    page.keyboard.press("Enter")
+    page.wait_for_timeout(300)
+    assert page.url.endswith("/head-dimension") and _checked(page) == ["64"]
+    page.locator("body").click(position={"x": 5, "y": 5})
+    page.keyboard.press("Enter")  # with the focus on the page, Enter still submits
+    page.wait_for_url("**/head-dimension/answer")
