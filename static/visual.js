@@ -21,7 +21,7 @@
 
     function sameGrid() {
       return grid.every(function (name) {
-        var element = form.elements[name];
+        var element = form.elements.namedItem(name);
         if (!element) return true;
         if (element.tagName === "SELECT") return element.options[element.selectedIndex].defaultSelected;
         return element.value.trim() === element.defaultValue.trim();
@@ -92,7 +92,8 @@
             if (updated) updated.textContent = "";
             // Each control the sentence is about is marked, and described by it, as the page without JS does.
             Object.keys(error.fields || {}).forEach(function (name) {
-              var element = form.elements[name];
+              // namedItem, not elements[name]: a control named "length" would be the collection's length.
+              var element = form.elements.namedItem(name);
               if (!element || !element.setAttribute) return;
               element.setAttribute("aria-invalid", "true");
               describe(element, status.id, true);

@@ -335,3 +335,18 @@ def test_a_choice_stays_marked_live_when_the_controls_of_a_prediction_grid_chang
     page.reload()  # the address the script wrote: the page without it says the same
     assert caption.inner_text() == live
     page.close()
+
+
+def test_a_rule_across_training_length_and_length_marks_both_live(browser, live_server):
+    """Q7's figure has a control named "length": form.elements["length"] is the form's number of controls, so the
+    live page marked only the training length, though the sentence says "or show more positions"."""
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    page.goto(f"{live_server.url}/quiz/{SEED_BANK}/position-encoding-properties")
+    page.locator('input[name="answer"]').first.check()
+    page.click("button:has-text('Submit answer')")
+    page.wait_for_url("**/position-encoding-properties/answer")
+    page.locator("form.visual-controls [name=train_length]").fill("100")
+    _wait_until(page, "() => document.querySelector('.visual-error').textContent.includes('train_length (100)')")
+    marked = page.evaluate("[...document.querySelectorAll('form.visual-controls [aria-invalid]')].map(e => e.name)")
+    assert sorted(marked) == ["length", "train_length"]
+    page.close()
