@@ -66,7 +66,8 @@ SYNTAX_CASES = [
     ),
     pytest.param(
         "id: demo\ntitle: [unclosed\n",
-        "bank.yaml:3:1: invalid YAML: expected ',' or ']', but got '<stream end>' (while parsing a flow sequence "
+        # Where the bracket opens, not the end of the file where the reader gave up (an editor jumps there).
+        "bank.yaml:2:8: invalid YAML: expected ',' or ']', but got '<stream end>' (while parsing a flow sequence "
         "at line 2, column 8); a '[' or '{' is never closed; if this is text, put it in quotes",
         id="unclosed-bracket",
     ),
@@ -102,7 +103,7 @@ SYNTAX_CASES = [
     ),
     pytest.param(
         'id: demo\ntitle: "never closed\n',
-        "bank.yaml:3:1: invalid YAML: found unexpected end of stream (while scanning a quoted scalar at line 2, "
+        "bank.yaml:2:8: invalid YAML: found unexpected end of stream (while scanning a quoted scalar at line 2, "
         "column 8); a quoted value is never closed; add the closing quote",
         id="unclosed-quote",
     ),
@@ -1255,7 +1256,7 @@ def test_duplicate_bank_id_is_an_error_in_the_later_file(tmp_path):
     results = load_paths([tmp_path])
     assert [r.bank is not None for r in results] == [True, False]
     (error,) = results[1].errors
-    assert str(error) == (f"{results[1].file}:1:1: id: bank id 'demo' is already used by {results[0].file}; "
+    assert str(error) == (f"{results[1].file}:1:5: id: bank id 'demo' is already used by {results[0].file}; "
                           "give this bank another id")
     registry = BankRegistry(tmp_path)
     registry.load()

@@ -30,6 +30,9 @@ MEMORY_BOUND = 50 * 1024 * 1024  # generous: refusing a bank should cost a few M
 EXPECTED: dict[str, list[tuple[int, int, str]]] = {
     "syntax-error.yaml": [(9, 12, "a '[' or '{' is never closed")],
     "tabs.yaml": [(9, 1, "YAML indents with spaces, never tabs")],
+    "question-mark-in-braces.yaml": [(9, 30, "ends unquoted text at a '?'; put the text in quotes")],
+    "tab-in-value.yaml": [(7, 15, "a tab inside a value (pasted text?) stops this YAML reader")],
+    "unclosed-quote.yaml": [(7, 13, "a quoted value is never closed")],
     "non-utf8.yaml": [(7, 16, "not valid UTF-8 (byte 0xe9)")],
     "control-character.yaml": [(3, 12, "control character U+0007")],
     "empty.yaml": [(1, 1, "a bank must be a mapping with id, title and questions; got nothing")],

@@ -120,7 +120,7 @@ def test_several_paths_and_a_bank_id_clash_across_them(bank_dir):
     result = flask_runner(bank_dir).invoke(args=["validate-quizzes", "good.yaml", "copy"])
     assert result.exit_code == 1
     assert stdout_lines(result) == [
-        "copy/again.yaml:1:1: id: bank id 'demo' is already used by good.yaml; give this bank another id"
+        "copy/again.yaml:1:5: id: bank id 'demo' is already used by good.yaml; give this bank another id"
     ]
 
 

@@ -44,6 +44,7 @@ class LoadResult:
     file: str
     bank: Bank | None
     errors: tuple[BankError, ...]
+    id_at: tuple[int, int] = (1, 1)  # (line, column) of the bank's id value, for an error about the id
 
 
 def format_path(path: Path) -> str:
@@ -193,7 +194,8 @@ def validate_document(file: str, document: Document, visual_checker: VisualCheck
     if collector.errors or header is None:
         return LoadResult(file, None, tuple(sorted(collector.errors)))
     bank = Bank.model_construct(**dict(header), questions=questions)
-    return LoadResult(file, bank, ())
+    at = document.position(("id",))
+    return LoadResult(file, bank, (), (at.line, at.column))
 
 
 def load_bank_bytes(raw: bytes, file: str, visual_checker: VisualChecker | None = None) -> LoadResult:

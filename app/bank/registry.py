@@ -61,7 +61,7 @@ def refuse_reused_ids(results: list[LoadResult]) -> list[LoadResult]:
     owners: dict[str, str] = {}
     for result in results:
         if result.bank is not None and result.bank.id in owners:
-            error = BankError(result.file, 1, 1, "id", f"bank id {result.bank.id!r} is already used by "
+            error = BankError(result.file, *result.id_at, "id", f"bank id {result.bank.id!r} is already used by "
                               f"{owners[result.bank.id]}; give this bank another id")
             result = LoadResult(result.file, None, (error,))
         elif result.bank is not None:

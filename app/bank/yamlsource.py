@@ -294,6 +294,13 @@ def _syntax_error(error: yaml.MarkedYAMLError) -> SourceError:
         if f"but found {token}" in problem and ":" in lines[1]:
             problem = problem.replace(token, f"the key '{lines[1].strip().lstrip('- ').split(':', 1)[0]}'")
     hint = next((text for needle, text in _HINTS if needle in problem), None)
+    if "but got '?'" in problem:  # PyYAML ends a plain value at '?' inside [ ] or { }, which YAML 1.2 allows
+        hint = "inside [ ] or { } this YAML reader ends unquoted text at a '?'; put the text in quotes, as in "\
+               "text: \"Why not?\""
+    mark = error.problem_mark
+    if "'\\t'" in problem and mark is not None and _line_at(mark)[:mark.column].strip():
+        hint = "a tab inside a value (pasted text?) stops this YAML reader; replace it with a space, or put the " \
+               "value in quotes"
     templated = next((line.strip() for line in lines if _UNQUOTED_TEMPLATE.search(line)), None)
     if templated:  # YAML reads `key: {{ a }} ...` as a mapping inside a mapping, whatever the message says
         key = templated.split(":", 1)[0].lstrip("- ")
@@ -302,6 +309,9 @@ def _syntax_error(error: yaml.MarkedYAMLError) -> SourceError:
     message = f"invalid YAML: {problem}" + (f"; {hint}" if hint else "")
     if "could not find expected ':'" in problem and error.context_mark is not None:
         return SourceError(message, Position.of(error.context_mark))  # the line without a ':', not the one after
+    if ("end of stream" in problem or "<stream end>" in problem) and error.context_mark is not None:
+        # A quote or bracket never closed: where it opens, not the end of the file where the reader gave up.
+        return SourceError(message, Position.of(error.context_mark))
     return SourceError(message, Position.of(error.problem_mark or error.context_mark))
 
 
