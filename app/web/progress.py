@@ -22,7 +22,7 @@ import unicodedata
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from flask import g, session
+from flask import g, session, url_for
 
 from .. import db
 from ..bank.schema import Bank, Question
@@ -578,7 +578,12 @@ def tag_scores(questions: list[Question], scores: dict[str, float]) -> list[tupl
 
 def not_in_attempt(attempt: Attempt, question: Question) -> NotFound:
     if attempt.missed_only:
+        # A link from an earlier attempt's results page, left open: that attempt's review has the answer.
+        answered = next((a for a in earlier(attempt.bank) if a.includes(question) and a.tries(question)), None)
+        link = None if answered is None else (
+            "Review your answer in your earlier attempt",
+            url_for("quiz.earlier_attempt", bank_id=attempt.bank.id, attempt_id=answered.id))
         return NotFound(f"Question {question.id!r} is not part of this attempt, which has only the questions you "
-                        "missed. Go back to the quiz's page to see its questions, or retake the whole quiz.")
+                        "missed. Go back to the quiz's page to see its questions, or retake the whole quiz.", link)
     return NotFound(f"Question {question.id!r} is not part of this attempt: it was added to the quiz after the "
                     "attempt started. Finish the attempt, then retake the quiz to answer it.")
