@@ -664,3 +664,38 @@ def test_an_instructor_launch_from_a_link_without_a_quiz_opens_the_course_page(t
     page = launch(teacher, lms, PendingLaunch(user="teacher", roles=[INSTRUCTOR], context="course-n",
                                               resource_link="course-nav", custom={}))
     assert page.status_code == 200 and page.url == f"{tool.url}/lti/course" and "Student xia" in page.text
+
+
+POOLED_BANK = """\
+id: pooled
+title: Pooled bank
+pools:
+  - {id: sums, draw: 1, questions: [sum-a, sum-b, sum-c]}
+questions:
+""" + "".join(f"""\
+  - id: {name}
+    type: numeric
+    prompt: {name}?
+    explanation: Two.
+    answer: 2
+""" for name in ("first", "sum-a", "sum-b", "sum-c"))
+
+
+def test_a_pooled_banks_grade_column_is_out_of_the_questions_an_attempt_has(lms, tmp_path):
+    """Each attempt draws 1 of the pool's 3: the line item deep linking creates is out of 2, not the bank's 4."""
+    shared_tool = lms.tool_url
+    try:
+        with serve_tool(lms, tmp_path, "pooled.yaml", POOLED_BANK) as server:
+            teacher = requests.Session()
+            picker = launch(teacher, lms, PendingLaunch(user="teacher", roles=[INSTRUCTOR], context="course-p",
+                                                        resource_link=None, deep_link=True))
+            form = only_form(picker.text)
+            step = teacher.post(server.url + form["action"], data=form["fields"])
+            form = only_form(step.text)
+            chosen = teacher.post(server.url + form["action"], data=form["fields"])
+            back = only_form(chosen.text)
+            assert teacher.post(back["action"], data=back["fields"]).text == "added 1 item(s)"
+            item = lms.deep_link_items[-1][0]
+            assert item["custom"]["bank"] == "pooled" and item["lineItem"]["scoreMaximum"] == 2
+    finally:
+        lms.tool_url = shared_tool

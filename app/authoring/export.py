@@ -119,6 +119,10 @@ def bank_notes(bank: Bank, output_format: str) -> list[str]:
                  "Question behaviour / Layout: Shuffle"),
                 ("shuffle.options", bank.shuffle is not None and bank.shuffle.options and output_format == "gift",
                  "Question behaviour: Shuffle within questions")]
+    if bank.pools:
+        notes.append("pools cannot be carried by a question file: every question is exported; to draw some of them "
+                     "per attempt, put each pool's questions in a Moodle question category and add a random "
+                     "question from it to the quiz")
     for name, present, where in settings:
         if present:
             notes.append(f"{name} is a Moodle quiz setting that a question file cannot carry: set it in the quiz's "

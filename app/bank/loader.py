@@ -154,6 +154,33 @@ def check_window(header: BankHeader) -> list[tuple[Path, str]]:
                           f"got {header.closes.isoformat()}")]
 
 
+def check_pools(header: BankHeader, question_ids: list) -> list[tuple[Path, str]]:
+    """Each pool names questions of the bank, each in one pool at most, and draws fewer than it has."""
+    problems: list[tuple[Path, str]] = []
+    owner: dict[str, str] = {}
+    pool_ids: set[str] = set()
+    known = [i for i in question_ids if isinstance(i, str)]
+    for index, pool in enumerate(header.pools or ()):
+        if pool.id in pool_ids:
+            problems.append((("pools", index, "id"), f"pool id {pool.id!r} is used twice; give each pool its own id"))
+        pool_ids.add(pool.id)
+        for position, question_id in enumerate(pool.questions):
+            path = ("pools", index, "questions", position)
+            if question_id not in known:
+                close = closest(question_id, known)
+                problems.append((path, f"no question has the id {question_id!r}"
+                                       + (f"; did you mean {close!r}?" if close else "")))
+            elif question_id in owner:
+                problems.append((path, f"question {question_id!r} is already in pool {owner[question_id]!r}; a "
+                                       "question is in one pool at most"))
+            else:
+                owner[question_id] = pool.id
+        if pool.draw >= len(pool.questions):
+            problems.append((("pools", index, "draw"), f"draw {pool.draw} of the pool's {len(pool.questions)} "
+                                                       "questions would ask every one; draw fewer"))
+    return problems
+
+
 def validate_document(file: str, document: Document, visual_checker: VisualChecker | None = None) -> LoadResult:
     collector = _Collector(file, document)
     for problem in document.problems:  # at their own position: a duplicate key's, not the first one's
@@ -190,6 +217,10 @@ def validate_document(file: str, document: Document, visual_checker: VisualCheck
             questions.append(normalized)
         for path, message in rules.check_unique_ids(raw_questions):
             collector.add(("questions",) + path, message)
+        if header is not None:
+            ids = [raw.get("id") for raw in raw_questions if isinstance(raw, dict)]
+            for path, message in check_pools(header, ids):
+                collector.add(path, message)
 
     if collector.errors or header is None:
         return LoadResult(file, None, tuple(sorted(collector.errors)))

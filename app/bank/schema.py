@@ -208,6 +208,15 @@ class Shuffle(Strict):
     options: bool = False
 
 
+class Pool(Strict):
+    """Questions of which each attempt draws `draw`, by its seed (app.web.progress.drawn); the bank's other
+    questions are in every attempt. app.bank.loader checks the ids, and that `draw` is below the pool's size."""
+
+    id: Slug
+    draw: Annotated[int, Field(ge=1)]
+    questions: list[Slug] = Field(min_length=2)
+
+
 class BankHeader(Strict):
     """Everything in a bank file except its questions (validated on their own so errors collect)."""
 
@@ -228,6 +237,7 @@ class BankHeader(Strict):
     opens: Annotated[datetime, BeforeValidator(_instant)] | None = None
     closes: Annotated[datetime, BeforeValidator(_instant)] | None = None
     time_limit: Annotated[int, BeforeValidator(_duration)] | None = None  # seconds, written 20m, 90s or 1h30m
+    pools: list[Pool] | None = None  # each attempt draws `draw` of each pool's questions
 
 
 class Bank(BankHeader):
@@ -238,3 +248,11 @@ class Bank(BankHeader):
 
     def index_of(self, question_id: str) -> int:
         return next(i for i, q in enumerate(self.questions) if q.id == question_id)
+
+    @property
+    def per_attempt(self) -> int:
+        """How many questions an attempt at the whole bank has: every one outside a pool, and `draw` of each pool."""
+        return len(self.questions) - sum(len(pool.questions) - pool.draw for pool in self.pools or ())
+
+    def pool_of(self, question_id: str) -> Pool | None:
+        return next((pool for pool in self.pools or () if question_id in pool.questions), None)

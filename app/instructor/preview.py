@@ -80,4 +80,5 @@ def _settings(bank) -> list[str]:
         f"shuffles its {' and '.join(shuffled)}" if shuffled else None,
         f"opens {when(bank.opens)}" if bank.opens else None,
         f"closes {when(bank.closes)}" if bank.closes else None,
+        *(f"pool {pool.id}: each attempt draws {pool.draw} of {', '.join(pool.questions)}" for pool in bank.pools or ()),
     ) if text]

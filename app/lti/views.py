@@ -280,7 +280,7 @@ def deep_link():
                                duration=progress.duration), 400 if problems else 200
     item = (DeepLinkResource().set_url(url_for(".launch", _external=True)).set_title(bank.title)
             .set_custom_params({"bank": bank.id, "score_policy": policy, **chosen})
-            .set_lineitem(LineItem().set_label(bank.title).set_score_maximum(len(bank.questions))
+            .set_lineitem(LineItem().set_label(bank.title).set_score_maximum(bank.per_attempt)
                           .set_resource_id(bank.id).set_tag(grades.TOOL_TAG)))
     deep = message.get_deep_link()
     token = deep.get_response_jwt([item])

@@ -40,7 +40,7 @@ def _refuse_other_sites() -> None:
 
 def bank_summary(bank: Bank) -> dict:
     return {"id": bank.id, "title": bank.title, "description": bank.description, "source": bank.source,
-            "question_count": len(bank.questions), "mode": bank.mode}
+            "question_count": len(bank.questions), "questions_per_attempt": bank.per_attempt, "mode": bank.mode}
 
 
 def public_question(question: Question, seed: int = 0) -> dict:

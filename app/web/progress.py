@@ -301,6 +301,16 @@ def _closed_reason(attempt: Attempt, question: Question) -> str:
 # --- the bank's assessment settings: order, window, time limit, attempts ------------------------------------
 
 
+def drawn(bank: Bank, seed: int) -> list[Question]:
+    """The questions of a new attempt at the whole bank, in the bank's order: from each pool, the `draw` that come
+    first in this seed's order; every question outside a pool."""
+    left_out: set[str] = set()
+    for pool in bank.pools or ():
+        members = [q for q in bank.questions if q.id in pool.questions]
+        left_out |= {q.id for q in _shuffled(members, seed, f"pool:{pool.id}")[pool.draw:]}
+    return [q for q in bank.questions if q.id not in left_out]
+
+
 def _shuffled(items: list, seed: int, scope: str) -> list:
     """`items` (questions or options, each with an id) in this seed's order: each sorts by a hash of (seed, scope,
     id), so the order is the same on every reload and server, and an item added to the bank moves no other."""
@@ -435,11 +445,11 @@ def create(bank: Bank, display_name: str | None = None, questions: list[Question
     if not practice:
         check_can_start(bank)
     charge_attempt_start()
-    attempt_id = secrets.token_hex(16)
+    attempt_id, seed = secrets.token_hex(16), secrets.randbelow(MAX_SEED)
     _forget()
-    db.start_attempt(attempt_id, bank.id, secrets.randbelow(MAX_SEED), display_name,
+    db.start_attempt(attempt_id, bank.id, seed, display_name,
                      None if questions is None else [q.id for q in questions], owner,
-                     questions=[q.id for q in (bank.questions if questions is None else questions)])
+                     questions=[q.id for q in (drawn(bank, seed) if questions is None else questions)])
     if bank.attempts is not None and not practice:  # counted only where a limit applies: other banks' cookies stay
         started = session_map("started", int)
         session["started"] = {**started, bank.id: started.get(bank.id, 0) + 1}
@@ -577,6 +587,11 @@ def tag_scores(questions: list[Question], scores: dict[str, float]) -> list[tupl
 
 
 def not_in_attempt(attempt: Attempt, question: Question) -> NotFound:
+    pool = attempt.bank.pool_of(question.id)
+    if pool is not None and not attempt.missed_only:
+        return NotFound(f"Question {question.id!r} is not part of this attempt: each attempt draws {pool.draw} of "
+                        f"{len(pool.questions)} questions like it, and it was not drawn for yours. The quiz's page "
+                        "lists your attempt's questions.")
     if attempt.missed_only:
         # A link from an earlier attempt's results page, left open: that attempt's review has the answer.
         answered = next((a for a in earlier(attempt.bank) if a.includes(question) and a.tries(question)), None)

@@ -105,10 +105,13 @@ def question(bank_id: str, question_id: str):
     bank, item = banks().question(bank_id, question_id)
     bank = progress.settings(bank)  # an LMS link's attempt: the link's window
     progress.check_open(bank)
-    fresh = progress.current(bank) is None and bank.shuffle is not None and bank.shuffle.questions
-    attempt = _attempt_with(bank, item, start=True)  # the first question page starts the attempt (rate-limited)
-    if fresh and attempt.questions[0].id != item.id:  # shuffled: a new attempt begins at its own first question
-        return redirect(url_for(".question", bank_id=bank.id, question_id=attempt.questions[0].id), 303)
+    if progress.current(bank) is None:  # the first question page starts the attempt (rate-limited)
+        attempt = progress.ensure(bank)
+        shuffled = bank.shuffle is not None and bank.shuffle.questions
+        # Shuffled, or without this question (its pools drew others): a new attempt begins at its own first one.
+        if attempt.questions[0].id != item.id and (shuffled or not attempt.includes(item)):
+            return redirect(url_for(".question", bank_id=bank.id, question_id=attempt.questions[0].id), 303)
+    attempt = _attempt_with(bank, item, start=True)
     if attempt.closed(item):
         return redirect(url_for(".answer", bank_id=bank.id, question_id=item.id), 303)
     progress.check_time(attempt)
