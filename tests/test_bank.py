@@ -1399,3 +1399,29 @@ def test_parse_seed_refuses_anything_else_in_one_sentence(raw, shown):
     with pytest.raises(BadInput) as error:
         parse_seed(raw)
     assert str(error.value) == f"seed must be a whole number from 0 to 2147483647; got {shown}."
+
+
+def test_a_missing_prompt_or_explanation_hides_no_other_error_of_its_question():
+    """Authors once fixed the missing explanation, ran the checker again, and only then learnt that the key named
+    no option: one run now reports both (the bank still does not load)."""
+    text = HEAD + """\
+  - id: a
+    type: true_false
+    prompt: P
+    answer: tru
+  - id: b
+    type: single_choice
+    answer: z
+    options:
+      - {id: x, text: X}
+      - {id: y, text: Y}
+"""
+    assert errors_of(text) == [
+        "bank.yaml:4:5: questions[0].explanation: this required field is missing; add it",
+        "bank.yaml:7:13: questions[0].answer: a true_false answer is true or false (no quotes); got 'tru'",
+        "bank.yaml:8:5: questions[1].explanation: this required field is missing; add it",
+        "bank.yaml:8:5: questions[1].prompt: this required field is missing; add it",
+        "bank.yaml:10:13: questions[1].answer: the answer key names option 'z', but there is no such option (options "
+        "are 'x', 'y')",
+    ]
+    assert load(text).bank is None

@@ -116,6 +116,20 @@ def _validate(model: type[BaseModel], data: Any, prefix: Path, collector: _Colle
         return None
 
 
+def _with_stand_ins(raw: Any) -> Question | None:
+    """A question that fails only for a missing prompt or explanation, with a stand-in for each, so that the rules
+    (its key, its options, its visual) are checked too: one run of the checker reports every error of the question,
+    not the missing text first and the rest on the next run. None when it fails for anything else."""
+    missing = [name for name in TEXTS_CHECKED_WITHOUT if isinstance(raw, dict) and name not in raw]
+    if not missing:
+        return None
+    try:
+        return Question.model_validate({**raw, **{name: "(missing)" for name in missing}})
+    except ValidationError:
+        return None
+
+
+TEXTS_CHECKED_WITHOUT = ("prompt", "explanation")  # required texts whose absence hides no other error
 MAX_TRIES = 10
 
 
@@ -209,12 +223,14 @@ def validate_document(file: str, document: Document, visual_checker: VisualCheck
     else:
         for index, raw in enumerate(raw_questions):
             question = _validate(Question, raw, ("questions", index), collector)
-            if question is None:
+            checked = question or _with_stand_ins(raw)  # reported missing; its other errors are reported too
+            if checked is None:
                 continue
-            normalized, problems = rules.check_question(question, raw, visual_checker)
+            normalized, problems = rules.check_question(checked, raw, visual_checker)
             for path, message in problems:
                 collector.add(("questions", index) + path, message)
-            questions.append(normalized)
+            if question is not None:
+                questions.append(normalized)
         for path, message in rules.check_unique_ids(raw_questions):
             collector.add(("questions",) + path, message)
         if header is not None:
