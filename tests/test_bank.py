@@ -331,19 +331,19 @@ BANK_CASES = [
         ["bank.yaml:1:1: questions: this required field is missing; add a list of questions",
          "bank.yaml:3:1: question: unknown field 'question'; did you mean 'questions'? "
          "(allowed: id, title, description, source, mode, feedback, tries, penalty, shuffle, attempts, opens, closes, "
-         "time_limit, questions)"],
+         "time_limit, pools, questions)"],
         id="bank-field-typo",
     ),
     pytest.param(
         "id: demo\ntitle: Demo\ncolour: red\nquestions:\n" + GOOD_QUESTION,
         ["bank.yaml:3:1: colour: unknown field 'colour' (allowed: id, title, description, source, mode, feedback, "
-         "tries, penalty, shuffle, attempts, opens, closes, time_limit, questions)"],
+         "tries, penalty, shuffle, attempts, opens, closes, time_limit, pools, questions)"],
         id="bank-unknown-field",
     ),
     pytest.param(
         "id: demo\ntitle: Demo\n3: three\nquestions:\n" + GOOD_QUESTION,
         ["bank.yaml:3:1: 3: unknown field '3' (allowed: id, title, description, source, mode, feedback, "
-         "tries, penalty, shuffle, attempts, opens, closes, time_limit, questions)"],
+         "tries, penalty, shuffle, attempts, opens, closes, time_limit, pools, questions)"],
         id="number-as-key",
     ),
     pytest.param(

@@ -391,7 +391,7 @@ def test_the_question_page_hides_the_figure_and_the_answer_page_draws_the_predic
     image = client.get(unescape(re.search(r'<img class="visual-image" src="([^"]+)"', html).group(1)))
     assert image.status_code == 200 and image.mimetype == "image/png"
     # The live controls send the prediction with their values, as hidden plot params.
-    assert re.search(r'<input type="hidden" name="predicted_cells" value="0,1;1,2" data-plot-param>', html)
+    assert re.search(r'<input type="hidden" name="predicted_cells" value="0,1;1,2" data-plot-param data-prediction>', html)
 
 
 def test_the_answer_page_marks_the_key_beside_the_prediction(predict_app):

@@ -491,7 +491,7 @@ def test_the_answer_page_keeps_judging_a_numeric_prediction_at_the_questions_tem
     answer = "/quiz/weights/kitten-cat/answer"
     own = unescape(client.get(answer).get_data(as_text=True))
     # The live controls send the prediction's temperature with the prediction.
-    assert re.search(r'<input type="hidden" name="weight_temperature" value="1.0" data-plot-param>', own)
+    assert re.search(r'<input type="hidden" name="weight_temperature" value="1.0" data-plot-param data-prediction>', own)
     cold = unescape(client.get(f"{answer}?v=soft-lookup&temperature=0.05&queries=kitten+truck"
                                "&keys=cat+dog+car+tree+sky").get_data(as_text=True))
     alt = re.search(r'<img class="visual-image" src="[^"]+"[^>]*alt="([^"]*)"', cold).group(1)
