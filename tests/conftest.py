@@ -35,6 +35,15 @@ def app(quiz_dir, tmp_path):
                        "DATABASE_URL": f"sqlite:///{tmp_path / 'test.sqlite3'}"})
 
 
+def app_on_bank(tmp_path, bank_id: str, bank_yaml: str, **config):
+    """An app serving one bank written into a quiz folder of its own, on a database of its own."""
+    folder = tmp_path / "quizzes"
+    folder.mkdir()
+    (folder / f"{bank_id}.yaml").write_text(bank_yaml)
+    return create_app({"TESTING": True, "SECRET_KEY": "test-secret-key", "QUIZ_DIR": str(folder),
+                       "DATABASE_URL": f"sqlite:///{tmp_path / (bank_id + '.sqlite3')}", **config})
+
+
 @pytest.fixture
 def client(app):
     return app.test_client()

@@ -7,10 +7,9 @@ import re
 from collections import defaultdict
 
 import pytest
-from conftest import answer_via_form, csrf_token
+from conftest import answer_via_form, app_on_bank, csrf_token
 from werkzeug.security import generate_password_hash
 
-from app import create_app
 from app.bank.loader import load_bank_bytes
 from app.instructor import report
 from app.instructor import stats
@@ -54,12 +53,8 @@ def test_facility_by_value_splits_scores_by_each_parameter():
 
 @pytest.fixture
 def app(tmp_path):
-    folder = tmp_path / "quizzes"
-    folder.mkdir()
-    (folder / f"{BANK}.yaml").write_text(BANK_YAML)
-    return create_app({"TESTING": True, "SECRET_KEY": "test-secret-key", "QUIZ_DIR": str(folder),
-                       "DATABASE_URL": f"sqlite:///{tmp_path / 'variants.sqlite3'}",
-                       "INSTRUCTOR_PASSWORD_HASH": generate_password_hash(PASSWORD, method="pbkdf2:sha256:1000")})
+    return app_on_bank(tmp_path, BANK, BANK_YAML,
+                       INSTRUCTOR_PASSWORD_HASH=generate_password_hash(PASSWORD, method="pbkdf2:sha256:1000"))
 
 
 def report_page(app) -> str:

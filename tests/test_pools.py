@@ -8,9 +8,8 @@ import re
 from collections import Counter
 
 import pytest
-from conftest import csrf_token
+from conftest import app_on_bank, csrf_token
 
-from app import create_app
 from app.bank.loader import load_bank_bytes
 from app.web.progress import drawn
 
@@ -84,11 +83,7 @@ def test_a_pool_that_cannot_be_drawn_is_an_error_at_its_place(pools, where, mess
 
 @pytest.fixture
 def app(tmp_path):
-    folder = tmp_path / "quizzes"
-    folder.mkdir()
-    (folder / f"{BANK}.yaml").write_text(BANK_YAML)
-    return create_app({"TESTING": True, "SECRET_KEY": "test-secret-key", "QUIZ_DIR": str(folder),
-                       "DATABASE_URL": f"sqlite:///{tmp_path / 'pools.sqlite3'}"})
+    return app_on_bank(tmp_path, BANK, BANK_YAML)
 
 
 def listed(html: str) -> list[str]:
