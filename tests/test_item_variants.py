@@ -125,3 +125,43 @@ def test_a_value_right_for_some_variants_only_says_how_many_earned_full_credit(a
     chart = report.answer_chart(1, question, rows, other, total)
     assert chart.labels == (f"32 ({credited} of {total} full credit)",) and chart.highlighted == (False,)
     assert f"32 ({credited} of {total} full credit): {total}" in chart.alt
+
+
+def test_under_try_again_the_key_value_earns_full_credit_whatever_try_reached_it(tmp_path):
+    """The stored score of a right answer on try 2 is 0.5 (the penalty): the answers table judged "full credit" by
+    it, so the drill's key value 3 read "2 of 3", or "no" had everyone needed two tries. The answer is right; the
+    try's penalty is the try's."""
+    from app.paths import resource_dir
+
+    app = create_app_on(tmp_path, resource_dir("quizzes"))
+    bank, question = "attention-drill", "scaled-score-by-hand"
+    for tries in (["3"], ["3"], ["12", "3"]):
+        student = app.test_client()
+        for number, value in enumerate(tries, start=1):
+            page = student.get(f"/quiz/{bank}/{question}").get_data(as_text=True)
+            sent = student.post(f"/quiz/{bank}/{question}",
+                                data={"csrf_token": csrf_token(page), "answer": value, "try": str(number)})
+            assert sent.status_code == 303
+    instructor = app.test_client()
+    token = csrf_token(instructor.get("/instructor/login").get_data(as_text=True))
+    instructor.post("/instructor/login", data={"csrf_token": token, "password": PASSWORD})
+    html = instructor.get(f"/instructor/banks/{bank}").get_data(as_text=True)
+    assert table_rows(html, f"answers-{question}")[0] == ["3", "yes", "3"]
+    rows, _ = report.answer_breakdown(app.extensions["banks"].get(bank).question(question),
+                                      report.load_responses(db_engine(app), bank, question))
+    assert [(r.label, r.correct, r.credited, r.count) for r in rows] == [("3", True, 3, 3)]
+
+
+def create_app_on(tmp_path, folder):
+    from app import create_app
+
+    return create_app({"TESTING": True, "SECRET_KEY": "test-secret-key", "QUIZ_DIR": str(folder),
+                       "DATABASE_URL": f"sqlite:///{tmp_path / 'drill.sqlite3'}",
+                       "INSTRUCTOR_PASSWORD_HASH": generate_password_hash(PASSWORD, method="pbkdf2:sha256:1000")})
+
+
+def db_engine(app):
+    from app import db
+
+    with app.app_context():
+        return db.engine()

@@ -40,6 +40,13 @@ class Response(NamedTuple):  # a bank's report reads every one of them: a tuple 
     answer: Any  # decoded JSON, as stored
     score: float
     seed: int = 0  # the attempt's variant seed
+    right: float | None = None  # the final try's own score, before any try_again penalty (None: not stored)
+
+    @property
+    def full_credit(self) -> bool:
+        """The answer earns the whole point under its own variant's key: a right answer on a later try too (the
+        penalty is the try's, not the answer's)."""
+        return (self.score if self.right is None else self.right) >= 1.0 - stats.FULL_CREDIT_TOLERANCE
 
 
 @dataclass(frozen=True)
@@ -195,14 +202,18 @@ def _decode(raw: str) -> Any:
 
 
 def load_responses(engine: Engine, bank_id: str, question_id: str | None = None) -> list[Response]:
+    final = (select(tries.c.score).where(tries.c.attempt_id == responses.c.attempt_id,
+                                         tries.c.question_id == responses.c.question_id, tries.c.final)
+             .limit(1).scalar_subquery())
     statement = (select(responses.c.attempt_id, responses.c.question_id, responses.c.answer, responses.c.score,
-                        responses.c.seed).where(responses.c.bank_id == bank_id).order_by(responses.c.id))
+                        responses.c.seed, final.label("right"))
+                 .where(responses.c.bank_id == bank_id).order_by(responses.c.id))
     if question_id is not None:
         statement = statement.where(responses.c.question_id == question_id)
     decode = functools.cache(_decode)  # a class gives the same few answers: each is decoded once (read, not changed)
     with engine.connect() as connection:
-        return [Response(r.attempt_id, r.question_id, decode(r.answer), float(r.score), r.seed)
-                for r in connection.execute(statement)]
+        return [Response(r.attempt_id, r.question_id, decode(r.answer), float(r.score), r.seed,
+                         None if r.right is None else float(r.right)) for r in connection.execute(statement)]
 
 
 @dataclass
@@ -299,7 +310,7 @@ def answer_breakdown(question: Question, given: Sequence[Response]) -> tuple[lis
         for response in given:
             label = value_label(response.answer)
             labels.append(label)
-            credited[label] += response.score >= 1.0 - stats.FULL_CREDIT_TOLERANCE
+            credited[label] += response.full_credit
         shown, other = stats.most_common(labels, NUMERIC_TOP)
         return [AnswerRow(str(label), None, credited[label] == count, count, credited[label])
                 for label, count in shown], other
