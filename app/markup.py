@@ -80,8 +80,9 @@ def build_markdown(math_renderer) -> MarkdownIt:
 
 @functools.cache
 def _markdown() -> MarkdownIt:
-    """The pages' dialect: a displayed formula's box, which scrolls sideways when the formula is wider than the
-    column (MathML does not wrap), is a tab stop, so the keyboard can scroll it too (WCAG 2.1.1)."""
+    """The pages' dialect for blocks of text: a displayed formula's box, which scrolls sideways when the formula is
+    wider than the column (MathML does not wrap), is a tab stop, so the keyboard can scroll it too (WCAG 2.1.1).
+    Not in a snippet (render_inline): that is an option's label or a link, whose own focus is the one to keep."""
     md = build_markdown(_render_math)
 
     def displayed(classes: str, around: str):
@@ -101,7 +102,12 @@ def render_markdown(text: str) -> Markup:
     return Markup(_markdown().render(text))
 
 
+@functools.cache
+def _snippets() -> MarkdownIt:
+    return build_markdown(_render_math)
+
+
 @functools.lru_cache(maxsize=4096)
 def render_inline(text: str) -> Markup:
     """Render a short Markdown snippet (an option, a feedback line) without a wrapping <p>."""
-    return Markup(_markdown().renderInline(text))
+    return Markup(_snippets().renderInline(text))

@@ -505,3 +505,41 @@ def test_on_a_phone_the_results_pages_wide_formulas_scroll_in_boxes_the_keyboard
     page.keyboard.press("ArrowRight")
     page.wait_for_function("box => box.scrollLeft > 0", arg=wide.element_handle())
     context.close()
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_a_formula_that_fits_shows_no_scroll_cue_and_none_in_a_link_is_a_tab_stop(a11y_server, browser, scheme):
+    """The cue's covers are painted in the colour of the box a formula sits on: on a question page, an answer page,
+    a tutorial and the preview, a formula that fits must look as it would without them (the covers once drew dark
+    bars beside formulas in option labels and feedback, in the dark scheme). A formula in a link or an option's
+    label takes no focus of its own: the link's or the option's is the one to keep."""
+    from PIL import Image, ImageChops
+    import io
+
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme=scheme)
+    page = context.new_page()
+    base, question = a11y_server.url, f"/quiz/{PRACTICE_BANK}/attention-output-2x2"
+    page.goto(f"{base}/quiz/{PRACTICE_BANK}/")
+    assert page.locator("a .math, label .math").count() and page.locator("a [tabindex], label [tabindex]").count() == 0
+    page.goto(f"{base}/quiz/{SEED_BANK}/soft-dictionary-lookup")
+    _choose_and_submit(page, ["true"])  # its answer page explains with the softmax formula, in a card
+    page.wait_for_url("**/soft-dictionary-lookup/answer")
+    checked = 0
+    for path in (question, f"/quiz/{SEED_BANK}/soft-dictionary-lookup/answer", "/learn/attention"):
+        page.goto(base + path)
+        for box in page.locator(".math[tabindex]").all():
+            if not box.is_visible() or box.evaluate("b => b.scrollWidth > b.clientWidth"):
+                continue
+            box.scroll_into_view_if_needed()
+            clip = box.bounding_box()  # one clip of the page for both pictures: nothing scrolls in between
+            cued = Image.open(io.BytesIO(page.screenshot(clip=clip))).convert("RGB")
+            box.evaluate("b => { b.style.background = 'none'; }")
+            bare = Image.open(io.BytesIO(page.screenshot(clip=clip))).convert("RGB")
+            box.evaluate("b => { b.style.background = ''; }")
+            # At most 1 level apart: a box with a background may antialias its text a shade differently; the bars
+            # this is about were 10 to 40 levels off.
+            largest = max(high for _, high in ImageChops.difference(cued, bare).getextrema())
+            assert largest <= 1, (path, largest, box.inner_html()[:80])
+            checked += 1
+    assert checked >= 3
+    context.close()
