@@ -689,10 +689,13 @@ def test_a_pooled_banks_grade_column_is_out_of_the_questions_an_attempt_has(lms,
             teacher = requests.Session()
             picker = launch(teacher, lms, PendingLaunch(user="teacher", roles=[INSTRUCTOR], context="course-p",
                                                         resource_link=None, deep_link=True))
+            assert "Pooled bank (2 questions per attempt, of 4)" in " ".join(picker.text.split())
             form = only_form(picker.text)
             step = teacher.post(server.url + form["action"], data=form["fields"])
+            assert "2 questions per attempt, drawn from 4." in " ".join(step.text.split())
             form = only_form(step.text)
             chosen = teacher.post(server.url + form["action"], data=form["fields"])
+            assert "(2 questions per attempt, of 4)" in " ".join(chosen.text.split())
             back = only_form(chosen.text)
             assert teacher.post(back["action"], data=back["fields"]).text == "added 1 item(s)"
             item = lms.deep_link_items[-1][0]

@@ -64,11 +64,16 @@ def test_each_attempt_draws_its_own_from_each_pool_the_same_on_every_reload():
 @pytest.mark.parametrize("pools, where, message", [
     ("  - {id: shapes, draw: 1, questions: [shape-a, shape-x]}\n", "4:48",
      "pools[0].questions[1]: no question has the id 'shape-x'; did you mean 'shape-c'?"),
-    ("  - {id: shapes, draw: 1, questions: [shape-a, shape-b]}\n  - {id: more, draw: 1, questions: [shape-b, intro]}\n",
-     "5:37", "pools[1].questions[0]: question 'shape-b' is already in pool 'shapes'; a question is in one pool at most"),
+    ("  - {id: shapes, draw: 1, questions: [shape-a, shape-b]}\n"
+     "  - {id: more, draw: 1, questions: [shape-b, intro]}\n",
+     "5:37",
+     "pools[1].questions[0]: question 'shape-b' is already in pool 'shapes'; a question is in one pool at most"),
+    ("  - {id: shapes, draw: 1, questions: [shape-a, shape-a, shape-b]}\n", "4:48",
+     "pools[0].questions[1]: 'shape-a' is listed twice in this pool"),
     ("  - {id: shapes, draw: 2, questions: [shape-a, shape-b]}\n", "4:24",
      "pools[0].draw: draw 2 of the pool's 2 questions would ask every one; draw fewer"),
-    ("  - {id: shapes, draw: 1, questions: [shape-a, shape-b]}\n  - {id: shapes, draw: 1, questions: [cost-a, cost-b]}\n",
+    ("  - {id: shapes, draw: 1, questions: [shape-a, shape-b]}\n"
+     "  - {id: shapes, draw: 1, questions: [cost-a, cost-b]}\n",
      "5:10", "pools[1].id: pool id 'shapes' is used twice; give each pool its own id"),
     ("  - {id: shapes, draw: 0, questions: [shape-a, shape-b]}\n", "4:24", "pools[0].draw: must be at least 1"),
     ("  - {id: shapes, draw: 1, questions: [shape-a]}\n", "4:38", "pools[0].questions: must have at least 2"),
@@ -166,3 +171,54 @@ def test_a_retake_draws_again_and_the_preview_lists_the_pools(app, tmp_path):
     preview = " ".join(instructor.get(f"/instructor/preview/{BANK}/intro").get_data(as_text=True).split())
     assert "pool shapes: each attempt draws 1 of shape-a, shape-b, shape-c" in preview
     assert "pool costs: each attempt draws 2 of cost-a, cost-b, cost-c, cost-d" in preview
+
+
+def test_the_home_page_counts_the_questions_an_attempt_has(app):
+    student = app.test_client()
+    home = " ".join(student.get("/").get_data(as_text=True).split())
+    assert "5 questions per attempt, of 9" in home
+    student.get(f"/quiz/{BANK}/intro")  # the attempt begins
+    page = student.get(f"/quiz/{BANK}/intro").get_data(as_text=True)
+    student.post(f"/quiz/{BANK}/intro", data={"csrf_token": csrf_token(page), "answer": "true"})
+    home = " ".join(student.get("/").get_data(as_text=True).split())
+    assert "5 questions per attempt, of 9 · 1 answered" in home
+
+
+def test_an_answer_from_a_tab_left_open_after_a_retake_is_not_a_dead_end(app):
+    """The retake's new attempt draws again: an answer to a question it did not draw, sent from the old attempt's
+    tab, goes to the quiz's page with a sentence (it was a 404 after the new attempt had begun)."""
+    for _ in range(20):
+        student = app.test_client()
+        student.get(f"/quiz/{BANK}/intro")
+        ids = listed(student.get(f"/quiz/{BANK}/").get_data(as_text=True))
+        shape = next(i for i in ids if i.startswith("shape"))
+        form = student.get(f"/quiz/{BANK}/{shape}").get_data(as_text=True)  # left open in a tab
+        summary = student.get(f"/quiz/{BANK}/summary").get_data(as_text=True)
+        fields = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">',
+                                 re.search(r'action="/quiz/[^"/]+/retake">(.*?)</form>', summary, re.S).group(1)))
+        student.post(f"/quiz/{BANK}/retake", data=fields)
+        sent = student.post(f"/quiz/{BANK}/{shape}", data={"csrf_token": csrf_token(form), "answer": "true"})
+        page = " ".join(student.get(f"/quiz/{BANK}/").get_data(as_text=True).split())
+        if shape in listed(page):  # drawn again: the answer counts in the new attempt
+            assert sent.status_code == 303 and sent.headers["Location"].endswith(f"/{shape}/answer")
+            continue
+        assert sent.status_code == 303 and sent.headers["Location"].endswith(f"/quiz/{BANK}/")
+        assert "That answer was not recorded: your new attempt draws its own questions" in page
+        return
+    pytest.fail("no retake left the tab's question out in 20 tries (each does with probability 2/3)")
+
+
+def test_a_question_moved_into_a_pool_during_an_attempt_says_the_attempt_kept_its_questions(app, tmp_path):
+    student = app.test_client()
+    student.get(f"/quiz/{BANK}/intro")
+    ids = listed(student.get(f"/quiz/{BANK}/").get_data(as_text=True))
+    left_out = next(f"shape-{x}" for x in "abc" if f"shape-{x}" not in ids)
+    assert "it was not drawn for yours" in student.get(f"/quiz/{BANK}/{left_out}").get_data(as_text=True)
+    # The bank loses its pools while the attempt goes on: the question was never drawn, not added.
+    registry = app.extensions["banks"]
+    (tmp_path / "quizzes" / f"{BANK}.yaml").write_text(BANK_YAML.split("pools:")[0] + "questions:"
+                                                       + BANK_YAML.split("questions:\n", 1)[1].join(["\n", ""]))
+    registry.load()
+    assert not registry.get(BANK).pools
+    text = " ".join(student.get(f"/quiz/{BANK}/{left_out}").get_data(as_text=True).split())
+    assert "it is not among the questions the attempt began with (the quiz gained it, or changed its pools" in text

@@ -327,7 +327,8 @@ def test_a_key_edited_after_the_review_is_not_applied_unseen(classroom, folder, 
     assert refused.status_code == 303 and f"/instructor/banks/{BANK}/regrade" in refused.headers["Location"]
     assert scores(edited) == before and rows(edited, regrades) == []
     page = " ".join(instructor.get(refused.headers["Location"]).get_data(as_text=True).split())
-    assert "The bank&#39;s key changed after you reviewed the changes, so nothing was applied." in page
+    assert "The bank&#39;s questions changed after you reviewed the changes (a key, a question&#39;s wording, or the " \
+           "list of questions), so nothing was applied." in page
     assert "would change" in page
     assert instructor.post(f"/instructor/banks/{BANK}/regrade", data={**data, "keys": ""}).status_code == 303
     assert scores(edited) == before

@@ -184,6 +184,8 @@ def check_pools(header: BankHeader, question_ids: list) -> list[tuple[Path, str]
                 close = closest(question_id, known)
                 problems.append((path, f"no question has the id {question_id!r}"
                                        + (f"; did you mean {close!r}?" if close else "")))
+            elif question_id in pool.questions[:position]:
+                problems.append((path, f"{question_id!r} is listed twice in this pool; list it once"))
             elif question_id in owner:
                 problems.append((path, f"question {question_id!r} is already in pool {owner[question_id]!r}; a "
                                        "question is in one pool at most"))

@@ -143,8 +143,9 @@ def regrade_apply(bank_id: str):
     if request.form.get("lower", "keep") not in ("keep", "lower"):
         raise BadInput("Choose whether scores the current key marks lower are kept or lowered.")
     if request.form.get("keys") != regrade.reviewed_keys(bank_, question_id):  # edited (or reloaded) since the review
-        flash("The bank's key changed after you reviewed the changes, so nothing was applied. These are the changes "
-              "the key as it is now would make: review them and apply again.")
+        flash("The bank's questions changed after you reviewed the changes (a key, a question's wording, or the list "
+              "of questions), so nothing was applied. These are the changes the bank as it is now would make: review "
+              "them and apply again.")
         return redirect(url_for(".regrade_page", bank_id=bank_.id, question=question_id), 303)
     done = regrade.regrade(bank_, question_id, allow_lower=request.form.get("lower") == "lower", stale_only=True)
     flash(regrade.summary(done))

@@ -588,7 +588,9 @@ def tag_scores(questions: list[Question], scores: dict[str, float]) -> list[tupl
 
 def not_in_attempt(attempt: Attempt, question: Question) -> NotFound:
     pool = attempt.bank.pool_of(question.id)
-    if pool is not None and not attempt.missed_only:
+    drawn_others = pool is not None and any(attempt.includes(q) for q in attempt.bank.questions
+                                            if q.id in pool.questions)
+    if drawn_others and not attempt.missed_only:
         return NotFound(f"Question {question.id!r} is not part of this attempt: each attempt draws {pool.draw} of "
                         f"{len(pool.questions)} questions like it, and it was not drawn for yours. The quiz's page "
                         "lists your attempt's questions.")
@@ -600,5 +602,7 @@ def not_in_attempt(attempt: Attempt, question: Question) -> NotFound:
             url_for("quiz.earlier_attempt", bank_id=attempt.bank.id, attempt_id=answered.id))
         return NotFound(f"Question {question.id!r} is not part of this attempt, which has only the questions you "
                         "missed. Go back to the quiz's page to see its questions, or retake the whole quiz.", link)
-    return NotFound(f"Question {question.id!r} is not part of this attempt: it was added to the quiz after the "
-                    "attempt started. Finish the attempt, then retake the quiz to answer it.")
+    # Added to the bank since, or moved between pools since (the attempt keeps the questions it began with).
+    return NotFound(f"Question {question.id!r} is not part of this attempt: it is not among the questions the attempt "
+                    "began with (the quiz gained it, or changed its pools, after the attempt started). Finish the "
+                    "attempt, then retake the quiz to answer it.")

@@ -133,6 +133,11 @@ def submit(bank_id: str, question_id: str):
     bank, item = banks().question(bank_id, question_id)
     bank = progress.settings(bank)  # an LMS link's attempt: the link's window
     progress.check_open(bank)
+    if progress.current(bank) is None and not progress.ensure(bank).includes(item):
+        # A form left open in another tab after a retake: the new attempt's pools drew other questions.
+        flash("That answer was not recorded: your new attempt draws its own questions, and this one is not among "
+              "them. Here are your attempt's questions.")
+        return redirect(url_for(".start", bank_id=bank.id), 303)
     attempt = _attempt_with(bank, item, start=True)
     try_number = _try_number(request.form.get("try"))
     to_answer = redirect(url_for(".answer", bank_id=bank.id, question_id=item.id), 303)
